@@ -1,0 +1,52 @@
+package dev.laneway.spi;
+
+import java.util.List;
+
+/**
+ * A model opened by a route, ready to generate. Thread-safe: the runtime calls {@link #generate} from up to
+ * {@link RouteOptions#streams()} threads at once, and the tokenizer methods from any thread.
+ */
+public interface ServedModel extends AutoCloseable {
+
+    /** The id clients use: the alias when one was given, else a name derived from the directory. */
+    String id();
+
+    /** What the model is and where it runs. */
+    ModelInfo info();
+
+    /**
+     * Tokenizes text.
+     *
+     * @param addSpecial   add the model's leading special tokens (BOS) where its tokenizer does
+     * @param parseSpecial recognise special-token text such as {@code <|im_end|>} as the special token
+     */
+    int[] tokenize(String text, boolean addSpecial, boolean parseSpecial);
+
+    /** Turns token ids back into text; special tokens are rendered as their text. */
+    String detokenize(int[] ids);
+
+    /**
+     * Renders a conversation with the model's chat template.
+     *
+     * @throws InvalidRequestException when the template rejects the conversation (e.g. roles out of order)
+     */
+    String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt);
+
+    /**
+     * Generates a continuation of {@code request.prompt()}, handing each token to {@code sink} as it is chosen.
+     * Returns when the model ends the text, the token budget is spent, or the sink asks to stop.
+     *
+     * @throws InvalidRequestException when the request cannot be served as asked (e.g. it does not fit the context)
+     * @throws DeviceFaultException    when the device failed this generation; the model stays usable
+     */
+    GenerationResult generate(GenerationRequest request, TokenSink sink);
+
+    /** Whether the model is able to serve, with data for the readiness check. */
+    default ModelHealth health() {
+        return ModelHealth.healthy();
+    }
+
+    /** Releases the weights and devices. */
+    @Override
+    void close();
+}

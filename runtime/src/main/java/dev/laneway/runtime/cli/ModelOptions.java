@@ -1,0 +1,79 @@
+package dev.laneway.runtime.cli;
+
+import dev.laneway.runtime.routes.ModelLocator;
+import dev.laneway.spi.RouteOptions;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** The options that choose a model and how its route serves it, shared by the subcommands that open a model. */
+public final class ModelOptions {
+
+    @Option(names = {"-m", "--model"}, required = true, paramLabel = "MODEL",
+            description = "Model directory, model.q4nx file or .gguf file.")
+    Path model;
+
+    @Option(names = "--device", paramLabel = "DEVICE", defaultValue = RouteOptions.HOST_DEVICE,
+            description = "Device to run on (default: ${DEFAULT-VALUE}).")
+    String device;
+
+    @Option(names = "--alias", paramLabel = "NAME", description = "Model id that clients use (default: the directory name).")
+    String alias;
+
+    @Option(names = "--streams", paramLabel = "N", defaultValue = "1",
+            description = "Generations that run at once (default: ${DEFAULT-VALUE}).")
+    int streams;
+
+    @Option(names = "--opt", paramLabel = "KEY=VALUE",
+            description = "Route option, repeatable; a key given twice: the later wins.")
+    List<String> opts = new ArrayList<>();
+
+    @Option(names = "--laya", paramLabel = "PATH", description = "Laya router checkpoint directory.")
+    Path laya;
+
+    /** Where the model is, checked. */
+    public ModelLocator.Located located() {
+        try {
+            return ModelLocator.locate(model);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+
+    /** The options as a route sees them, checked. */
+    public RouteOptions routeOptions() {
+        if (streams < 1) {
+            throw new UsageException("--streams must be at least 1, was " + streams);
+        }
+        if (device.isBlank()) {
+            throw new UsageException("--device must name a device");
+        }
+        if (alias != null && alias.isBlank()) {
+            throw new UsageException("--alias must not be blank");
+        }
+        return new RouteOptions(Optional.ofNullable(alias), streams, parseOpts(opts), Optional.ofNullable(laya), device);
+    }
+
+    /** {@code KEY=VALUE} pairs in order; a key given twice keeps its later value. */
+    static Map<String, String> parseOpts(List<String> opts) {
+        Map<String, String> parsed = new LinkedHashMap<>();
+        for (String opt : opts) {
+            int eq = opt.indexOf('=');
+            if (eq <= 0) {
+                throw new UsageException("--opt " + opt + ": expected KEY=VALUE");
+            }
+            String key = opt.substring(0, eq).trim();
+            if (key.isEmpty()) {
+                throw new UsageException("--opt " + opt + ": expected KEY=VALUE");
+            }
+            parsed.remove(key);
+            parsed.put(key, opt.substring(eq + 1));
+        }
+        return parsed;
+    }
+}

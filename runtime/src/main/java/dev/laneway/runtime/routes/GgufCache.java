@@ -1,0 +1,111 @@
+package dev.laneway.runtime.routes;
+
+import dev.laneway.spi.ModelPacker;
+import dev.laneway.spi.PackOptions;
+import dev.laneway.spi.PackProgress;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.ServiceLoader;
+
+/**
+ * Serving a {@code .gguf} file: it is packed once into {@code <cache>/q4nx/<stem>-<content hash>} and the container
+ * is reused for as long as the file's content is the same.
+ */
+public final class GgufCache {
+    /** Bytes of the file that the content hash reads: its head, its tail and evenly spaced samples between. */
+    private static final int SAMPLE_BYTES = 1 << 20;
+    private static final int SAMPLES = 32;
+
+    private final Path cacheRoot;
+
+    public GgufCache(Path cacheDir) {
+        this.cacheRoot = cacheDir.resolve("q4nx");
+    }
+
+    /** The container directory for {@code gguf}, if it has been packed already. */
+    public Optional<Path> current(Path gguf) throws IOException {
+        Path dir = containerDir(gguf);
+        return Files.isRegularFile(dir.resolve(ModelLocator.CONTAINER_WEIGHTS)) ? Optional.of(dir) : Optional.empty();
+    }
+
+    /** The container directory for {@code gguf}, packing it first when it is not in the cache. */
+    public Path containerFor(Path gguf, PackProgress progress) throws IOException {
+        Optional<Path> cached = current(gguf);
+        if (cached.isPresent()) {
+            return cached.get();
+        }
+        ModelPacker packer = packerFor(gguf).orElseThrow(() -> new IOException(
+                "serving a .gguf file needs a packer, and none in this build reads " + gguf));
+        Path dir = containerDir(gguf);
+        Files.createDirectories(dir.getParent());
+        try {
+            packer.pack(gguf, dir, PackOptions.defaults(), progress);
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            // Another process packed the same file meanwhile; its container is as good as ours.
+            if (current(gguf).isEmpty()) {
+                throw e;
+            }
+        }
+        return dir;
+    }
+
+    /** The directory a file's container lives in: the file's stem and a hash of its content. */
+    public Path containerDir(Path gguf) throws IOException {
+        String stem = gguf.getFileName().toString().replaceFirst("(?i)\\.gguf$", "");
+        return cacheRoot.resolve(stem + "-" + contentHash(gguf));
+    }
+
+    /** A packer that reads {@code source}, found through {@link ServiceLoader}. */
+    public static Optional<ModelPacker> packerFor(Path source) {
+        for (ModelPacker packer : ServiceLoader.load(ModelPacker.class, GgufCache.class.getClassLoader())) {
+            if (packer.reads(source)) {
+                return Optional.of(packer);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * SHA-256 over the file's size, its first and last MiB and 32 evenly spaced MiB between: a changed file changes
+     * its hash in practice, and a multi-gigabyte file is not read whole on every start.
+     */
+    static String contentHash(Path file) throws IOException {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no SHA-256", e);
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            sha.update(ByteBuffer.allocate(Long.BYTES).putLong(size).array());
+            ByteBuffer buf = ByteBuffer.allocate(SAMPLE_BYTES);
+            long stride = Math.max(1, (size - SAMPLE_BYTES) / (SAMPLES + 1));
+            for (long pos = 0; pos < size; pos += size <= (long) SAMPLE_BYTES * (SAMPLES + 2) ? SAMPLE_BYTES : stride) {
+                readAt(ch, buf, pos, sha);
+            }
+            readAt(ch, buf, Math.max(0, size - SAMPLE_BYTES), sha);
+        }
+        return HexFormat.of().formatHex(sha.digest(), 0, 8);
+    }
+
+    private static void readAt(FileChannel ch, ByteBuffer buf, long pos, MessageDigest sha) throws IOException {
+        buf.clear();
+        while (buf.hasRemaining()) {
+            if (ch.read(buf, pos + buf.position()) < 0) {
+                break;
+            }
+        }
+        buf.flip();
+        sha.update(buf);
+    }
+}

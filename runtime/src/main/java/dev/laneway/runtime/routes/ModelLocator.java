@@ -1,0 +1,55 @@
+package dev.laneway.runtime.routes;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * What a {@code -m} argument points at (BRIEF §3): a model directory, a {@code model.q4nx} file (meaning its
+ * directory), or a {@code .gguf} file that is packed into a cached container before it is served.
+ */
+public final class ModelLocator {
+    /** The file name of a container's weights. */
+    public static final String CONTAINER_WEIGHTS = "model.q4nx";
+
+    private ModelLocator() {
+    }
+
+    /** A located model. */
+    public sealed interface Located {
+    }
+
+    /** A directory to dispatch as it is. */
+    public record Directory(Path dir) implements Located {
+    }
+
+    /** A GGUF file to pack first. */
+    public record Gguf(Path file) implements Located {
+    }
+
+    /**
+     * Locates a model path.
+     *
+     * @throws IllegalArgumentException naming the path and what is wrong with it
+     */
+    public static Located locate(Path path) {
+        Path p = path.toAbsolutePath().normalize();
+        if (!Files.exists(p)) {
+            throw new IllegalArgumentException("model path does not exist: " + path);
+        }
+        if (Files.isDirectory(p)) {
+            return new Directory(p);
+        }
+        String name = p.getFileName().toString();
+        if (name.equals(CONTAINER_WEIGHTS)) {
+            return new Directory(p.getParent());
+        }
+        if (name.toLowerCase(java.util.Locale.ROOT).endsWith(".gguf")) {
+            if (!Files.isReadable(p)) {
+                throw new IllegalArgumentException("model file is not readable: " + path);
+            }
+            return new Gguf(p);
+        }
+        throw new IllegalArgumentException("model path " + path
+                + " is neither a model directory, a .gguf file nor a " + CONTAINER_WEIGHTS + " file");
+    }
+}

@@ -1,0 +1,61 @@
+package dev.laneway.runtime.serve;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The server's settings. {@code ./laneway serve} sets them from its command line; a deployment sets them in
+ * {@code application.properties} or as {@code LANEWAY_*} environment variables.
+ */
+@ConfigMapping(prefix = "laneway")
+public interface LanewayConfig {
+
+    /** The model to serve: a container directory, a {@code model.q4nx} file or a {@code .gguf} file. */
+    Optional<String> model();
+
+    /** The model id clients use; the directory name when unset. */
+    Optional<String> alias();
+
+    /** Generations that run at once. */
+    @WithDefault("1")
+    int streams();
+
+    /** Route options as {@code KEY=VALUE}; a key given twice: the later wins. */
+    Optional<List<String>> opt();
+
+    /** The Laya router checkpoint directory. */
+    Optional<String> laya();
+
+    /** The device to run on. */
+    @WithDefault("cpu")
+    String device();
+
+    /** When set, every endpoint but the health checks needs {@code Authorization: Bearer <key>}. */
+    @WithName("api-key")
+    Optional<String> apiKey();
+
+    /** The launcher's directory; route plugins are looked for in {@code routes/} beside it. */
+    Optional<String> home();
+
+    /** Route plugin jars; {@code routes/} beside the launcher when unset. */
+    Routes routes();
+
+    /** Derived files that outlive the process, such as packed GGUF files. */
+    Cache cache();
+
+    /** Route plugin settings. */
+    interface Routes {
+        /** The directory of route plugin jars. */
+        Optional<String> dir();
+    }
+
+    /** Cache settings. */
+    interface Cache {
+        /** The cache directory; {@code ~/.cache/laneway} when unset. */
+        Optional<String> dir();
+    }
+}

@@ -1,0 +1,129 @@
+package dev.laneway.runtime.serve;
+
+import dev.laneway.runtime.cli.ExitCodes;
+import dev.laneway.runtime.routes.DispatchReport;
+import dev.laneway.runtime.routes.Dispatcher;
+import dev.laneway.runtime.routes.GgufCache;
+import dev.laneway.runtime.routes.ModelLocator;
+import dev.laneway.runtime.routes.RouteSetup;
+import dev.laneway.runtime.routes.Verdict;
+import dev.laneway.spi.PackProgress;
+import dev.laneway.spi.Route;
+import dev.laneway.spi.RouteContext;
+import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.ServedModel;
+import io.quarkus.runtime.Quarkus;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import org.jboss.logging.Logger;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Loads the configured model behind the already bound HTTP port and holds it while the server runs. Until the model
+ * is ready, health says {@code loading}; a model that cannot be served stops the process with a one-line reason.
+ */
+@ApplicationScoped
+public class ModelService {
+    private static final Logger LOG = Logger.getLogger(ModelService.class);
+
+    /** Where loading stands. */
+    public enum State { LOADING, READY, FAILED }
+
+    @Inject
+    LanewayConfig config;
+
+    private volatile State state = State.LOADING;
+    private volatile ServedModel model;
+    private volatile String failure = "";
+    private volatile int exitCode = ExitCodes.OK;
+
+    void onStart(@Observes StartupEvent event) {
+        if (config.model().isEmpty()) {
+            fail(ExitCodes.USAGE, "no model to serve: set laneway.model (LANEWAY_MODEL) or pass -m");
+            return;
+        }
+        Thread loader = new Thread(this::load, "laneway-model-loader");
+        loader.setDaemon(true);
+        loader.start();
+    }
+
+    void onStop(@Observes ShutdownEvent event) {
+        ServedModel m = model;
+        model = null;
+        if (m != null) {
+            m.close();
+        }
+    }
+
+    private void load() {
+        try {
+            RouteOptions options = ServeOptions.from(config);
+            ModelLocator.Located located = ModelLocator.locate(Path.of(config.model().get()));
+            Path dir = located instanceof ModelLocator.Directory d ? d.dir()
+                    : new GgufCache(RouteSetup.cacheDir()).containerFor(((ModelLocator.Gguf) located).file(),
+                    PackProgress.NONE);
+            DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir, options);
+            for (Verdict v : report.declines()) {
+                LOG.infof("route '%s' declines %s: %s", v.route().name(), dir, v.reason());
+            }
+            if (report.refusal().isPresent()) {
+                fail(ExitCodes.USAGE, report.refusal().get());
+                return;
+            }
+            Route route = report.serving().orElseThrow();
+            LOG.infof("route '%s' serves %s", route.name(), dir);
+            ServedModel opened = route.open(dir, options, new RouteContext(RouteSetup.cacheDir()));
+            model = opened;
+            state = State.READY;
+            LOG.infof("model '%s' ready on %s", opened.id(), opened.info().device());
+        } catch (Exception | LinkageError e) {
+            fail(ExitCodes.FAILED, "cannot serve " + config.model().get() + ": " + e.getMessage());
+        }
+    }
+
+    private void fail(int code, String reason) {
+        failure = reason;
+        state = State.FAILED;
+        exitCode = code;
+        LOG.error(reason);
+        Quarkus.asyncExit(code);
+    }
+
+    public State state() {
+        return state;
+    }
+
+    /** The model, once ready. */
+    public Optional<ServedModel> model() {
+        return Optional.ofNullable(model);
+    }
+
+    /** Why loading failed; empty otherwise. */
+    public String failure() {
+        return failure;
+    }
+
+    public int exitCode() {
+        return exitCode;
+    }
+
+    /** Facts for the readiness check. */
+    public Map<String, String> readinessData() {
+        Map<String, String> data = new LinkedHashMap<>();
+        data.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
+        ServedModel m = model;
+        if (m != null) {
+            data.put("model", m.id());
+            data.put("route", m.info().route());
+            data.put("device", m.info().device());
+        }
+        return data;
+    }
+}
