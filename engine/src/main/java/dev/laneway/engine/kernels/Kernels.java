@@ -1,0 +1,53 @@
+package dev.laneway.engine.kernels;
+
+/**
+ * The operations the forward pass is made of. Two implementations: {@link JavaKernels}, plain and obviously correct,
+ * the oracle; and the native kernels, fast. The choice is made once when a model is opened and passed in.
+ *
+ * <p>Activations are heap {@code float[]} arrays holding {@code batch} rows one after another; {@code offset}
+ * arguments are element offsets into them. Implementations must be safe to call from several threads at once on
+ * different arrays, and must not allocate per call.
+ */
+public interface Kernels {
+
+    /** A short name for logs, e.g. {@code java} or {@code native-avx512}. */
+    String name();
+
+    /**
+     * Matrix product: for each of {@code batch} input rows, {@code out[b·w.rows() + r] = Σ_c w[r, c] · x[b·w.cols() + c]}.
+     */
+    void matmul(Matrix w, float[] x, float[] out, int batch);
+
+    /**
+     * Row {@code row} of {@code w}, dequantized into {@code out[offset .. offset + w.cols())} (embedding lookup).
+     */
+    void row(Matrix w, int row, float[] out, int offset);
+
+    /**
+     * RMSNorm of each of {@code batch} rows of {@code dim} elements: {@code out = x · weight / sqrt(mean(x²) + eps)}.
+     * {@code out} may be {@code x}.
+     */
+    void rmsnorm(float[] out, float[] x, float[] weight, int dim, int batch, float eps);
+
+    /**
+     * Rotary position embedding, in place, on {@code batch} rows of {@code heads · headDim} elements; row b is at
+     * position {@code startPos + b}.
+     */
+    void rope(float[] x, int batch, int heads, int startPos, Rope rope);
+
+    /**
+     * Causal attention for {@code batch} query rows at positions {@code startPos ..}: each query head attends over
+     * the cached keys and values of positions {@code 0 .. its own}, grouped-query style (query head h reads KV head
+     * h / (heads / kvHeads)). {@code out} receives {@code batch} rows of {@code heads · headDim}.
+     */
+    void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape);
+
+    /** SwiGLU's product, in place: {@code gate[i] = silu(gate[i]) · up[i]} for {@code i < n}. */
+    void siluMul(float[] gate, float[] up, int n);
+
+    /** {@code x[i] += y[i]} for {@code i < n}. */
+    void add(float[] x, float[] y, int n);
+
+    /** Adds {@code bias} to each of {@code batch} rows of {@code bias.length} elements of {@code x}. */
+    void addBias(float[] x, float[] bias, int batch);
+}
