@@ -6,7 +6,8 @@ import java.util.List;
  * A token the model chose.
  *
  * @param id      the token id
- * @param logprob its natural-log probability under the model's distribution (before sampling filters)
+ * @param logprob its natural-log probability under the model's distribution (before sampling filters); NaN when
+ *                log-probabilities were not asked for
  * @param top     the most likely alternatives with their log-probabilities, most likely first (empty unless asked)
  */
 public record GeneratedToken(int id, float logprob, List<TokenLogprob> top) {

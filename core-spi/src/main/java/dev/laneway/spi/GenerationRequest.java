@@ -8,29 +8,38 @@ import java.util.Objects;
  * @param prompt       the prompt token ids, special tokens included
  * @param maxTokens    the most tokens to generate
  * @param sampling     how tokens are chosen
- * @param topLogprobs  how many alternatives to report with each token's log-probability; 0 reports none
+ * @param topLogprobs  {@link #NO_LOGPROBS} to report no log-probabilities; 0 or more to report each token's own
+ *                     log-probability and that many most likely alternatives
  * @param ignoreEos    keep generating past the end-of-text token (benchmarks)
  */
 public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos) {
+    /** Report no log-probabilities. */
+    public static final int NO_LOGPROBS = -1;
+
     public GenerationRequest {
         Objects.requireNonNull(prompt, "prompt");
         Objects.requireNonNull(sampling, "sampling");
         if (prompt.length == 0) {
             throw new IllegalArgumentException("prompt must hold at least one token");
         }
-        if (maxTokens < 0 || topLogprobs < 0) {
-            throw new IllegalArgumentException("maxTokens and topLogprobs must not be negative");
+        if (maxTokens < 0 || topLogprobs < NO_LOGPROBS) {
+            throw new IllegalArgumentException("maxTokens must not be negative, topLogprobs not below -1");
         }
         prompt = prompt.clone();
     }
 
     public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling) {
-        this(prompt, maxTokens, sampling, 0, false);
+        this(prompt, maxTokens, sampling, NO_LOGPROBS, false);
     }
 
     @Override
     public int[] prompt() {
         return prompt.clone();
+    }
+
+    /** Whether log-probabilities are asked for. */
+    public boolean wantsLogprobs() {
+        return topLogprobs >= 0;
     }
 
     /** The prompt length without copying it. */

@@ -3,7 +3,10 @@ package dev.laneway.runtime.routes;
 import dev.laneway.spi.Claim;
 import dev.laneway.spi.OptionRefusal;
 import dev.laneway.spi.Route;
+import dev.laneway.spi.RouteContext;
+import dev.laneway.spi.RouteException;
 import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.ServedModel;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -67,6 +70,19 @@ public final class Dispatcher {
             refusal = noClaim(dir, shape, verdicts);
         }
         return new DispatchReport(dir, shape, verdicts, Optional.ofNullable(serving), Optional.ofNullable(refusal));
+    }
+
+    /**
+     * Dispatches and, when a route serves, opens the directory through it. Nothing is opened when the dispatch is
+     * refused.
+     *
+     * @throws DispatchException when no route serves the directory with these options
+     * @throws RouteException    when the serving route fails to open it
+     */
+    public ServedModel open(Path dir, RouteOptions options, RouteContext context)
+            throws DispatchException, RouteException {
+        Route route = dispatch(dir, options).servingOrThrow();
+        return route.open(dir, options, context);
     }
 
     /** The first option the route cannot honour, as a message naming the route, or nothing. */

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 /**
@@ -45,7 +46,12 @@ public final class RouteCatalog {
         for (Path jar : pluginJars(pluginDir, problems)) {
             URLClassLoader loader = jarLoader(jar, classLoader, problems);
             if (loader != null) {
+                int before = byName.size();
                 load(ServiceLoader.load(Route.class, loader), loader, jar.getFileName().toString(), byName, problems);
+                if (byName.size() == before) {
+                    problems.add("route plugin " + jar.getFileName() + " adds no route (it needs a META-INF/services/"
+                            + Route.class.getName() + " entry naming its route class)");
+                }
             }
         }
         problems.forEach(p -> LOG.log(System.Logger.Level.WARNING, p));
@@ -129,6 +135,12 @@ public final class RouteCatalog {
     }
 
     private static URLClassLoader jarLoader(Path jar, ClassLoader parent, List<String> problems) {
+        try (JarFile ignored = new JarFile(jar.toFile())) {
+            // Opened only to tell a broken file apart: a class loader silently ignores one.
+        } catch (IOException e) {
+            problems.add("route plugin " + jar.getFileName() + " is not a readable jar and is skipped: " + e.getMessage());
+            return null;
+        }
         try {
             URL url = jar.toUri().toURL();
             return new URLClassLoader("route-plugin:" + jar.getFileName(), new URL[]{url}, parent);

@@ -1,0 +1,248 @@
+package dev.laneway.engine.forward;
+
+import dev.laneway.engine.kernels.AttentionShape;
+import dev.laneway.engine.kernels.Kernels;
+import dev.laneway.engine.kernels.Matrix;
+import dev.laneway.engine.kernels.Rope;
+import dev.laneway.engine.plan.Op;
+import dev.laneway.engine.plan.Plan;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The per-op forward: executes a {@link Plan} with a set of {@link Kernels}. The plan is compiled once into steps
+ * that hold their weights and buffers resolved, so a forward call does no lookups and allocates nothing.
+ */
+public final class PlanForward {
+
+    /** One compiled op: runs on {@code batch} tokens at positions {@code startPos ..}. */
+    @FunctionalInterface
+    interface Step {
+        void run(ForwardState state, int batch, int startPos);
+    }
+
+    private final Dims dims;
+    private final Kernels kernels;
+    private final List<Plan.Dim> bufferDims;
+    private final List<Step> steps;
+    private final int logits;
+
+    private PlanForward(Dims dims, Kernels kernels, List<Plan.Dim> bufferDims, List<Step> steps, int logits) {
+        this.dims = dims;
+        this.kernels = kernels;
+        this.bufferDims = bufferDims;
+        this.steps = steps;
+        this.logits = logits;
+    }
+
+    /**
+     * Compiles a plan against a model's weights.
+     *
+     * @throws PlanException naming the op and the tensor when a tensor is missing or has the wrong shape
+     */
+    public static PlanForward compile(Plan plan, Dims dims, WeightSource weights, Kernels kernels) {
+        return new Compiler(plan, dims, weights, kernels).compile();
+    }
+
+    public Dims dims() {
+        return dims;
+    }
+
+    public Kernels kernels() {
+        return kernels;
+    }
+
+    /** Fresh activations and KV cache for one stream, for batches of up to {@code maxBatch} tokens. */
+    public ForwardState newState(int maxBatch) {
+        return new ForwardState(bufferDims, dims, maxBatch);
+    }
+
+    /**
+     * Runs {@code n} tokens at positions {@code startPos ..} through the model, filling the KV cache, and returns the
+     * logits of the last of them (a view into the state, valid until the next call).
+     */
+    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos) {
+        if (n < 1 || n > state.maxBatch) {
+            throw new IllegalArgumentException("batch of " + n + " tokens, expected 1 to " + state.maxBatch);
+        }
+        if (startPos < 0 || startPos + n > dims.contextLength()) {
+            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
+                    + " exceed the context of " + dims.contextLength());
+        }
+        System.arraycopy(tokens, offset, state.tokens, 0, n);
+        for (Step step : steps) {
+            step.run(state, n, startPos);
+        }
+        return state.buffers[logits];
+    }
+
+    /** Resolves every op of the plan into a step. */
+    private static final class Compiler {
+        private final Plan plan;
+        private final Dims dims;
+        private final WeightSource weights;
+        private final Kernels k;
+        private final List<String> bufferNames = new ArrayList<>();
+        private final List<Plan.Dim> bufferDims = new ArrayList<>();
+        private final Map<Rope.Style, Rope> ropes = new EnumMap<>(Rope.Style.class);
+        private final AttentionShape attention;
+
+        Compiler(Plan plan, Dims dims, WeightSource weights, Kernels kernels) {
+            this.plan = plan;
+            this.dims = dims;
+            this.weights = weights;
+            this.k = kernels;
+            plan.buffers().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
+                bufferNames.add(e.getKey());
+                bufferDims.add(e.getValue());
+            });
+            this.attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(),
+                    (float) (1.0 / Math.sqrt(dims.headDim())));
+        }
+
+        PlanForward compile() {
+            List<Step> steps = new ArrayList<>();
+            for (Op op : plan.prologue()) {
+                steps.add(step(op, -1, "prologue"));
+            }
+            for (int layer = 0; layer < dims.layers(); layer++) {
+                for (Op op : plan.layer()) {
+                    steps.add(step(op, layer, "layer " + layer));
+                }
+            }
+            for (Op op : plan.epilogue()) {
+                steps.add(step(op, -1, "epilogue"));
+            }
+            int logits = buffer(plan.logits());
+            if (bufferDims.get(logits) != Plan.Dim.VOCAB) {
+                throw new PlanException("the logits buffer '" + plan.logits() + "' must have dimension vocab");
+            }
+            return new PlanForward(dims, k, List.copyOf(bufferDims), List.copyOf(steps), logits);
+        }
+
+        private Step step(Op op, int layer, String where) {
+            String at = where + ", op " + op.kind();
+            if (op instanceof Op.Embed e) {
+                Matrix w = matrix(e.weight(), layer, at);
+                int out = buffer(e.out());
+                expect(w.cols() == width(out) && w.rows() >= dims.vocab(), at, e.weight() + " is " + w.rows() + "x"
+                        + w.cols() + ", expected at least " + dims.vocab() + "x" + width(out));
+                int width = width(out);
+                return (s, n, pos) -> {
+                    for (int b = 0; b < n; b++) {
+                        k.row(w, s.tokens[b], s.buffers[out], b * width);
+                    }
+                };
+            }
+            if (op instanceof Op.RmsNorm r) {
+                float[] w = vector(r.weight(), layer, at);
+                int in = buffer(r.in());
+                int out = buffer(r.out());
+                int dim = r.perHead() ? dims.headDim() : width(in);
+                int rowsPerToken = width(in) / dim;
+                expect(width(in) == width(out) && w.length == dim, at, r.weight() + " has " + w.length
+                        + " elements, expected " + dim);
+                float eps = dims.rmsEps();
+                return (s, n, pos) -> k.rmsnorm(s.buffers[out], s.buffers[in], w, dim, n * rowsPerToken, eps);
+            }
+            if (op instanceof Op.MatMul m) {
+                Matrix w = matrix(m.weight(), layer, at);
+                int in = buffer(m.in());
+                int out = buffer(m.out());
+                expect(w.cols() == width(in) && w.rows() == width(out)
+                                || (bufferDims.get(out) == Plan.Dim.VOCAB && w.cols() == width(in) && w.rows() >= width(out)),
+                        at, m.weight() + " is " + w.rows() + "x" + w.cols() + ", expected " + width(out) + "x" + width(in));
+                int cols = width(in);
+                if (m.lastOnly()) {
+                    // Only the batch's last row matters: move it to the front and multiply one row.
+                    return (s, n, pos) -> {
+                        System.arraycopy(s.buffers[in], (n - 1) * cols, s.buffers[in], 0, cols);
+                        k.matmul(w, s.buffers[in], s.buffers[out], 1);
+                    };
+                }
+                return (s, n, pos) -> k.matmul(w, s.buffers[in], s.buffers[out], n);
+            }
+            if (op instanceof Op.AddBias b) {
+                float[] bias = vector(b.bias(), layer, at);
+                int out = buffer(b.out());
+                expect(bias.length == width(out), at, b.bias() + " has " + bias.length + " elements, expected "
+                        + width(out));
+                return (s, n, pos) -> k.addBias(s.buffers[out], bias, n);
+            }
+            if (op instanceof Op.RotaryEmbedding r) {
+                Rope rope = ropes.computeIfAbsent(r.style(), style -> Rope.of(style, dims.headDim(), dims.headDim(),
+                        dims.contextLength(), dims.ropeTheta()));
+                int q = buffer(r.q());
+                int kk = buffer(r.k());
+                int qHeads = width(q) / dims.headDim();
+                int kHeads = width(kk) / dims.headDim();
+                return (s, n, pos) -> {
+                    k.rope(s.buffers[q], n, qHeads, pos, rope);
+                    k.rope(s.buffers[kk], n, kHeads, pos, rope);
+                };
+            }
+            if (op instanceof Op.Attention a) {
+                expect(layer >= 0, at, "attention belongs in the layer ops");
+                int q = buffer(a.q());
+                int kk = buffer(a.k());
+                int v = buffer(a.v());
+                int out = buffer(a.out());
+                expect(width(q) == attention.qDim() && width(kk) == attention.kvDim() && width(v) == attention.kvDim()
+                        && width(out) == attention.qDim(), at, "buffer sizes do not match the heads");
+                return (s, n, pos) -> {
+                    var cache = s.cache.layer(layer);
+                    cache.store(s.buffers[kk], s.buffers[v], n, pos);
+                    k.attention(s.buffers[out], s.buffers[q], cache, n, pos, attention);
+                };
+            }
+            if (op instanceof Op.SiluMul m) {
+                int gate = buffer(m.gate());
+                int up = buffer(m.up());
+                int width = width(gate);
+                return (s, n, pos) -> k.siluMul(s.buffers[gate], s.buffers[up], n * width);
+            }
+            if (op instanceof Op.Add a) {
+                int to = buffer(a.to());
+                int from = buffer(a.from());
+                int width = width(to);
+                return (s, n, pos) -> k.add(s.buffers[to], s.buffers[from], n * width);
+            }
+            throw new PlanException(at + ": op not supported by this forward");
+        }
+
+        private int buffer(String name) {
+            int i = bufferNames.indexOf(name);
+            if (i < 0) {
+                throw new PlanException("the plan names an undeclared buffer: " + name);
+            }
+            return i;
+        }
+
+        private int width(int buffer) {
+            return ForwardState.size(bufferDims.get(buffer), dims);
+        }
+
+        private Matrix matrix(String template, int layer, String at) {
+            String name = expand(template, layer);
+            return weights.matrix(name).orElseThrow(() -> new PlanException(at + ": the model has no tensor " + name));
+        }
+
+        private float[] vector(String template, int layer, String at) {
+            String name = expand(template, layer);
+            return weights.vector(name).orElseThrow(() -> new PlanException(at + ": the model has no tensor " + name));
+        }
+
+        private static String expand(String template, int layer) {
+            return layer < 0 ? template : template.replace("{L}", Integer.toString(layer));
+        }
+
+        private static void expect(boolean ok, String at, String message) {
+            if (!ok) {
+                throw new PlanException(at + ": " + message);
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package dev.laneway.engine.generate;
+
+import dev.laneway.engine.forward.ForwardState;
+import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.sample.Logprobs;
+import dev.laneway.engine.sample.Sampler;
+import dev.laneway.spi.FinishReason;
+import dev.laneway.spi.GeneratedToken;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.TokenSink;
+
+import java.util.List;
+
+/**
+ * The generation loop over a forward pass: the prompt in batches, then one token at a time, sampled and handed to the
+ * sink until the model ends the text, the budget or the context runs out, or the sink says stop.
+ */
+public final class Generator {
+    private final PlanForward forward;
+    private final int[] endOfText;
+
+    /**
+     * @param forward   the model
+     * @param endOfText token ids that end the text (EOS, end-of-turn)
+     */
+    public Generator(PlanForward forward, int[] endOfText) {
+        this.forward = forward;
+        this.endOfText = endOfText.clone();
+    }
+
+    public GenerationResult generate(ForwardState state, GenerationRequest request, TokenSink sink) {
+        int[] prompt = request.prompt();
+        int vocab = forward.dims().vocab();
+        int context = forward.dims().contextLength();
+        check(prompt, vocab, context);
+
+        Sampler sampler = new Sampler(request.sampling(), vocab);
+        for (int t : prompt) {
+            sampler.seen(t);
+        }
+        long start = System.nanoTime();
+        float[] logits = prefill(state, prompt);
+        long promptDone = System.nanoTime();
+
+        Logprobs logprobs = request.wantsLogprobs() ? new Logprobs(vocab) : null;
+        float[] raw = request.wantsLogprobs() ? new float[vocab] : null;
+        int budget = Math.min(request.maxTokens(), context - prompt.length);
+        int[] next = new int[1];
+        int pos = prompt.length;
+        int generated = 0;
+        FinishReason finish = FinishReason.LENGTH;
+        while (generated < budget) {
+            double lse = 0;
+            List<GeneratedToken.TokenLogprob> top = List.of();
+            if (logprobs != null) {
+                // The sampler may change the logits (repetition penalty); log-probabilities are of the raw ones.
+                System.arraycopy(logits, 0, raw, 0, vocab);
+                lse = Logprobs.logSumExp(raw, vocab);
+                top = request.topLogprobs() > 0 ? logprobs.top(raw, vocab, request.topLogprobs(), lse) : List.of();
+            }
+            int token = sampler.sample(logits, vocab);
+            float logprob = logprobs != null ? (float) (raw[token] - lse) : Float.NaN;
+            if (!request.ignoreEos() && isEndOfText(token)) {
+                finish = FinishReason.END_OF_TEXT;
+                break;
+            }
+            sampler.seen(token);
+            generated++;
+            if (!sink.accept(new GeneratedToken(token, logprob, top))) {
+                finish = FinishReason.STOPPED;
+                break;
+            }
+            if (generated == budget) {
+                break;
+            }
+            next[0] = token;
+            logits = forward.forward(state, next, 0, 1, pos++);
+        }
+        long end = System.nanoTime();
+        return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone);
+    }
+
+    /** Runs the prompt through the model in batches and returns the logits after its last token. */
+    private float[] prefill(ForwardState state, int[] prompt) {
+        float[] logits = null;
+        for (int pos = 0; pos < prompt.length; pos += state.maxBatch()) {
+            int n = Math.min(state.maxBatch(), prompt.length - pos);
+            logits = forward.forward(state, prompt, pos, n, pos);
+        }
+        return logits;
+    }
+
+    private boolean isEndOfText(int token) {
+        for (int e : endOfText) {
+            if (e == token) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void check(int[] prompt, int vocab, int context) {
+        if (prompt.length >= context) {
+            throw new InvalidRequestException("prompt", "the prompt has " + prompt.length
+                    + " tokens; the context holds " + context + ", with room for at least one generated token");
+        }
+        for (int t : prompt) {
+            if (t < 0 || t >= vocab) {
+                throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of "
+                        + vocab + " tokens");
+            }
+        }
+    }
+}

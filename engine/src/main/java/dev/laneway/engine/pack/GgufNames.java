@@ -1,0 +1,50 @@
+package dev.laneway.engine.pack;
+
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** GGUF tensor names of llama-family models and their Hugging Face names, which containers use. */
+public final class GgufNames {
+    private static final Pattern BLOCK = Pattern.compile("blk\\.(\\d+)\\.(.+)");
+
+    private GgufNames() {
+    }
+
+    /** The Hugging Face name of a GGUF tensor, or empty for tensors a container does not keep (e.g. rope tables). */
+    public static Optional<String> toHuggingFace(String gguf) {
+        switch (gguf) {
+            case "token_embd.weight":
+                return Optional.of("model.embed_tokens.weight");
+            case "output_norm.weight":
+                return Optional.of("model.norm.weight");
+            case "output.weight":
+                return Optional.of("lm_head.weight");
+            default:
+                break;
+        }
+        Matcher m = BLOCK.matcher(gguf);
+        if (!m.matches()) {
+            return Optional.empty();
+        }
+        String layer = "model.layers." + m.group(1) + ".";
+        String hf = switch (m.group(2)) {
+            case "attn_norm.weight" -> "input_layernorm.weight";
+            case "ffn_norm.weight" -> "post_attention_layernorm.weight";
+            case "attn_q.weight" -> "self_attn.q_proj.weight";
+            case "attn_k.weight" -> "self_attn.k_proj.weight";
+            case "attn_v.weight" -> "self_attn.v_proj.weight";
+            case "attn_q.bias" -> "self_attn.q_proj.bias";
+            case "attn_k.bias" -> "self_attn.k_proj.bias";
+            case "attn_v.bias" -> "self_attn.v_proj.bias";
+            case "attn_output.weight" -> "self_attn.o_proj.weight";
+            case "attn_q_norm.weight" -> "self_attn.q_norm.weight";
+            case "attn_k_norm.weight" -> "self_attn.k_norm.weight";
+            case "ffn_gate.weight" -> "mlp.gate_proj.weight";
+            case "ffn_up.weight" -> "mlp.up_proj.weight";
+            case "ffn_down.weight" -> "mlp.down_proj.weight";
+            default -> null;
+        };
+        return Optional.ofNullable(hf).map(n -> layer + n);
+    }
+}

@@ -1,0 +1,123 @@
+package dev.laneway.engine.sample;
+
+import dev.laneway.spi.Sampling;
+
+import java.util.SplittableRandom;
+
+/**
+ * Chooses the next token from logits, in llama.cpp's order: repetition penalty over the recent window, top-k, top-p,
+ * min-p, then temperature and a seeded draw; temperature 0 takes the most likely token. One sampler per generation:
+ * it owns its scratch arrays and its random generator, so the same seed gives the same tokens.
+ */
+public final class Sampler {
+    private final Sampling params;
+    private final SplittableRandom random;
+    private final RecentTokens recent;
+    private final int[] candidates;
+    private final float[] weights;
+
+    public Sampler(Sampling params, int vocab) {
+        this.params = params;
+        this.random = new SplittableRandom(params.seed().orElseGet(() -> new SplittableRandom().nextLong()));
+        this.recent = new RecentTokens(params.repeatWindow());
+        this.candidates = new int[vocab];
+        this.weights = new float[vocab];
+    }
+
+    /** Records a token of the prompt or the output for the repetition penalty. */
+    public void seen(int token) {
+        recent.add(token);
+    }
+
+    /** The next token. {@code logits} may be modified. */
+    public int sample(float[] logits, int vocab) {
+        if (params.repetitionPenalty() != 1.0) {
+            recent.penalise(logits, (float) params.repetitionPenalty());
+        }
+        if (params.greedy()) {
+            return argmax(logits, vocab);
+        }
+        int n = topK(logits, vocab, params.topK());
+        // Probabilities of the candidates, most likely first, at temperature 1 for the filters.
+        softmax(logits, n, 1f);
+        n = topP(n, params.topP());
+        n = minP(n, params.minP());
+        softmax(logits, n, (float) params.temperature());
+        return draw(n);
+    }
+
+    /** The index of the largest logit; the lowest index wins a tie. */
+    public static int argmax(float[] logits, int vocab) {
+        int best = 0;
+        for (int i = 1; i < vocab; i++) {
+            if (logits[i] > logits[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    /** Puts the k most likely tokens (all when k is 0) into {@code candidates}, sorted by logit, most likely first. */
+    private int topK(float[] logits, int vocab, int k) {
+        int n = k <= 0 || k > vocab ? vocab : k;
+        for (int i = 0; i < vocab; i++) {
+            candidates[i] = i;
+        }
+        TopSelection.selectTop(candidates, vocab, n, logits);
+        return n;
+    }
+
+    /** Writes the softmax of the candidates' logits at temperature {@code t} into {@code weights}. */
+    private void softmax(float[] logits, int n, float t) {
+        float max = logits[candidates[0]];
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            float w = (float) Math.exp((logits[candidates[i]] - max) / t);
+            weights[i] = w;
+            sum += w;
+        }
+        for (int i = 0; i < n; i++) {
+            weights[i] = (float) (weights[i] / sum);
+        }
+    }
+
+    /** Keeps the smallest prefix whose probability reaches p. */
+    private int topP(int n, double p) {
+        if (p >= 1.0) {
+            return n;
+        }
+        double cumulative = 0;
+        for (int i = 0; i < n; i++) {
+            cumulative += weights[i];
+            if (cumulative >= p) {
+                return i + 1;
+            }
+        }
+        return n;
+    }
+
+    /** Drops candidates less likely than minP times the most likely one. */
+    private int minP(int n, double minP) {
+        if (minP <= 0) {
+            return n;
+        }
+        float threshold = (float) (weights[0] * minP);
+        int kept = 1;
+        while (kept < n && weights[kept] >= threshold) {
+            kept++;
+        }
+        return kept;
+    }
+
+    private int draw(int n) {
+        double u = random.nextDouble();
+        double cumulative = 0;
+        for (int i = 0; i < n; i++) {
+            cumulative += weights[i];
+            if (u < cumulative) {
+                return candidates[i];
+            }
+        }
+        return candidates[n - 1];
+    }
+}

@@ -1,0 +1,87 @@
+package dev.laneway.runtime.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class CommandLineTest {
+    @TempDir
+    static Path tmp;
+
+    /** What a run printed and how it ended. */
+    record Outcome(int code, String out, String err) {
+    }
+
+    static Outcome run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = LanewayCommand.execute(args, new PrintWriter(out), new PrintWriter(err));
+        return new Outcome(code, out.toString(), err.toString());
+    }
+
+    static Stream<Arguments> badInput() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("model"));
+        Path text = Files.writeString(tmp.resolve("notes.txt"), "hello");
+        return Stream.of(
+                Arguments.of(new String[]{"serve"}, "Missing required option: '--model=MODEL'"),
+                Arguments.of(new String[]{"serve", "-m", tmp.resolve("absent").toString()}, "model path does not exist"),
+                Arguments.of(new String[]{"serve", "-m", text.toString()},
+                        "is neither a model directory, a .gguf file nor a model.q4nx file"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--streams", "0"},
+                        "--streams must be at least 1, was 0"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--opt", "foo"}, "--opt foo: expected KEY=VALUE"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--port", "70000"},
+                        "--port must be between 0 and 65535"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--streams", "two"}, "'two' is not an int"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--bogus"}, "Unknown option: '--bogus'"),
+                Arguments.of(new String[]{"routes", "-m", dir.toString(), "--opt", "=1"}, "--opt =1: expected KEY=VALUE"),
+                Arguments.of(new String[]{"frobnicate"}, "Unmatched argument"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badInput")
+    void badInputExitsWithCodeTwoAndOneLineNamingTheProblem(String[] args, String expected) {
+        Outcome o = run(args);
+        assertEquals(ExitCodes.USAGE, o.code(), o.err());
+        assertTrue(o.err().contains(expected), o.err());
+        assertEquals(1, o.err().strip().lines().count(), "one line: " + o.err());
+        assertFalse(o.err().contains("Exception") || o.err().contains("\tat "), "no stack trace: " + o.err());
+    }
+
+    @Test
+    void helpListsEverySubcommandAndServeHelpEveryOption() {
+        Outcome top = run("--help");
+        assertEquals(0, top.code());
+        for (String command : new String[]{"serve", "run", "pack", "routes", "inspect", "tokenize", "bench"}) {
+            assertTrue(top.out().contains("  " + command + " "), command + " missing from:\n" + top.out());
+        }
+        Outcome serve = run("serve", "--help");
+        assertEquals(0, serve.code());
+        for (String option : new String[]{"--model", "--device", "--alias", "--streams", "--opt", "--laya", "--host",
+                "--port", "--api-key"}) {
+            assertTrue(serve.out().contains(option), option + " missing from:\n" + serve.out());
+        }
+    }
+
+    @Test
+    void aModelDirectoryThatNoRouteServesIsRefusedWithEveryRoutesReason() throws IOException {
+        Path empty = Files.createDirectories(tmp.resolve("empty-model"));
+        Outcome o = run("routes", "-m", empty.toString());
+        assertEquals(ExitCodes.USAGE, o.code());
+        assertTrue(o.out().contains("refused: no route serves"), o.out());
+        assertTrue(o.out().contains("generic"), o.out());
+    }
+}
