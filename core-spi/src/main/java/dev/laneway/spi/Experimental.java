@@ -9,7 +9,7 @@ import java.lang.annotation.Target;
 /** Marks a part of the SPI that may still change between versions. */
 @Documented
 @Retention(RetentionPolicy.CLASS)
-@Target({ElementType.TYPE, ElementType.METHOD})
+@Target({ElementType.TYPE, ElementType.METHOD, ElementType.PACKAGE})
 public @interface Experimental {
     /** Why it is not settled yet. */
     String value() default "";

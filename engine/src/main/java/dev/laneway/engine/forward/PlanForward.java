@@ -20,21 +20,49 @@ public final class PlanForward {
 
     /** One compiled op: runs on {@code batch} tokens at positions {@code startPos ..}. */
     @FunctionalInterface
-    interface Step {
+    public interface Step {
         void run(ForwardState state, int batch, int startPos);
+    }
+
+    /**
+     * Runs each step of a forward call; a device lane runs them as kernel runs on its context, with deadlines.
+     */
+    @FunctionalInterface
+    public interface StepRunner {
+        /** Runs {@code step} on {@code batch} tokens at {@code startPos}; {@code info} says what it is. */
+        void run(StepInfo info, Step step, ForwardState state, int batch, int startPos);
+
+        /** Runs every step directly on the calling thread. */
+        StepRunner DIRECT = (info, step, state, batch, startPos) -> step.run(state, batch, startPos);
+    }
+
+    /**
+     * What a step is, for diagnostics.
+     *
+     * @param kernel  the op's name
+     * @param layer   its layer, or -1 outside the layers
+     * @param tensor  the tensor it reads, or empty
+     * @param buffers the state buffers it reads and writes, by name
+     */
+    public record StepInfo(String kernel, int layer, String tensor, List<String> buffers) {
     }
 
     private final Dims dims;
     private final Kernels kernels;
     private final List<Plan.Dim> bufferDims;
+    private final List<String> bufferNames;
     private final List<Step> steps;
+    private final List<StepInfo> infos;
     private final int logits;
 
-    private PlanForward(Dims dims, Kernels kernels, List<Plan.Dim> bufferDims, List<Step> steps, int logits) {
+    private PlanForward(Dims dims, Kernels kernels, List<String> bufferNames, List<Plan.Dim> bufferDims,
+                        List<Step> steps, List<StepInfo> infos, int logits) {
         this.dims = dims;
         this.kernels = kernels;
+        this.bufferNames = bufferNames;
         this.bufferDims = bufferDims;
         this.steps = steps;
+        this.infos = infos;
         this.logits = logits;
     }
 
@@ -65,6 +93,11 @@ public final class PlanForward {
      * logits of the last of them (a view into the state, valid until the next call).
      */
     public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos) {
+        return forward(state, tokens, offset, n, startPos, StepRunner.DIRECT);
+    }
+
+    /** {@link #forward(ForwardState, int[], int, int, int)} with each step run through {@code runner}. */
+    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
         if (n < 1 || n > state.maxBatch) {
             throw new IllegalArgumentException("batch of " + n + " tokens, expected 1 to " + state.maxBatch);
         }
@@ -73,10 +106,16 @@ public final class PlanForward {
                     + " exceed the context of " + dims.contextLength());
         }
         System.arraycopy(tokens, offset, state.tokens, 0, n);
-        for (Step step : steps) {
-            step.run(state, n, startPos);
+        for (int i = 0; i < steps.size(); i++) {
+            runner.run(infos.get(i), steps.get(i), state, n, startPos);
         }
         return state.buffers[logits];
+    }
+
+    /** A state buffer by name, for diagnostics; null when the plan has no such buffer. */
+    public float[] buffer(ForwardState state, String name) {
+        int i = bufferNames.indexOf(name);
+        return i < 0 ? null : state.buffers[i];
     }
 
     /** Resolves every op of the plan into a step. */
@@ -105,22 +144,32 @@ public final class PlanForward {
 
         PlanForward compile() {
             List<Step> steps = new ArrayList<>();
+            List<StepInfo> infos = new ArrayList<>();
             for (Op op : plan.prologue()) {
                 steps.add(step(op, -1, "prologue"));
+                infos.add(info(op, -1));
             }
             for (int layer = 0; layer < dims.layers(); layer++) {
                 for (Op op : plan.layer()) {
                     steps.add(step(op, layer, "layer " + layer));
+                    infos.add(info(op, layer));
                 }
             }
             for (Op op : plan.epilogue()) {
                 steps.add(step(op, -1, "epilogue"));
+                infos.add(info(op, -1));
             }
             int logits = buffer(plan.logits());
             if (bufferDims.get(logits) != Plan.Dim.VOCAB) {
                 throw new PlanException("the logits buffer '" + plan.logits() + "' must have dimension vocab");
             }
-            return new PlanForward(dims, k, List.copyOf(bufferDims), List.copyOf(steps), logits);
+            return new PlanForward(dims, k, List.copyOf(bufferNames), List.copyOf(bufferDims), List.copyOf(steps),
+                    List.copyOf(infos), logits);
+        }
+
+        private static StepInfo info(Op op, int layer) {
+            String tensor = op.tensors().isEmpty() ? "" : expand(op.tensors().get(0), layer);
+            return new StepInfo(op.kind(), layer, tensor, op.buffers());
         }
 
         private Step step(Op op, int layer, String where) {

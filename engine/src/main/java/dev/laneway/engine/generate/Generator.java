@@ -1,7 +1,6 @@
 package dev.laneway.engine.generate;
 
-import dev.laneway.engine.forward.ForwardState;
-import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.forward.Dims;
 import dev.laneway.engine.sample.Logprobs;
 import dev.laneway.engine.sample.Sampler;
 import dev.laneway.spi.FinishReason;
@@ -18,22 +17,25 @@ import java.util.List;
  * sink until the model ends the text, the budget or the context runs out, or the sink says stop.
  */
 public final class Generator {
-    private final PlanForward forward;
+    private final Dims dims;
+    private final int maxBatch;
     private final int[] endOfText;
 
     /**
-     * @param forward   the model
+     * @param dims      the model's sizes
+     * @param maxBatch  the most prompt tokens one forward call takes
      * @param endOfText token ids that end the text (EOS, end-of-turn)
      */
-    public Generator(PlanForward forward, int[] endOfText) {
-        this.forward = forward;
+    public Generator(Dims dims, int maxBatch, int[] endOfText) {
+        this.dims = dims;
+        this.maxBatch = maxBatch;
         this.endOfText = endOfText.clone();
     }
 
-    public GenerationResult generate(ForwardState state, GenerationRequest request, TokenSink sink) {
+    public GenerationResult generate(TokenForward forward, GenerationRequest request, TokenSink sink) {
         int[] prompt = request.prompt();
-        int vocab = forward.dims().vocab();
-        int context = forward.dims().contextLength();
+        int vocab = dims.vocab();
+        int context = dims.contextLength();
         check(prompt, vocab, context);
 
         Sampler sampler = new Sampler(request.sampling(), vocab);
@@ -41,7 +43,7 @@ public final class Generator {
             sampler.seen(t);
         }
         long start = System.nanoTime();
-        float[] logits = prefill(state, prompt);
+        float[] logits = prefill(forward, prompt);
         long promptDone = System.nanoTime();
 
         Logprobs logprobs = request.wantsLogprobs() ? new Logprobs(vocab) : null;
@@ -76,18 +78,18 @@ public final class Generator {
                 break;
             }
             next[0] = token;
-            logits = forward.forward(state, next, 0, 1, pos++);
+            logits = forward.forward(next, 0, 1, pos++);
         }
         long end = System.nanoTime();
         return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone);
     }
 
     /** Runs the prompt through the model in batches and returns the logits after its last token. */
-    private float[] prefill(ForwardState state, int[] prompt) {
+    private float[] prefill(TokenForward forward, int[] prompt) {
         float[] logits = null;
-        for (int pos = 0; pos < prompt.length; pos += state.maxBatch()) {
-            int n = Math.min(state.maxBatch(), prompt.length - pos);
-            logits = forward.forward(state, prompt, pos, n, pos);
+        for (int pos = 0; pos < prompt.length; pos += maxBatch) {
+            int n = Math.min(maxBatch, prompt.length - pos);
+            logits = forward.forward(prompt, pos, n, pos);
         }
         return logits;
     }

@@ -36,7 +36,8 @@ class GgufForwardProbe {
         golden.get("ids").forEach(n -> expected.add(n.asInt()));
         List<Integer> got = new ArrayList<>();
         got.add(1);
-        new Generator(f, new int[]{2}).generate(f.newState(8), new GenerationRequest(new int[]{1}, expected.size() - 1,
+        var state = f.newState(8);
+        new Generator(dims, 8, new int[]{2}).generate((t, o, n, p) -> f.forward(state, t, o, n, p), new GenerationRequest(new int[]{1}, expected.size() - 1,
                 Sampling.GREEDY), t -> got.add(t.id()) || true);
         assertEquals(expected, got);
     }

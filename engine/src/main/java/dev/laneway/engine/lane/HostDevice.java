@@ -1,0 +1,59 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.spi.device.Device;
+import dev.laneway.spi.device.DeviceContext;
+import dev.laneway.spi.device.KernelRun;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The host CPU: always there, any number of contexts. A context runs each kernel on the calling thread, so a run
+ * ends when its work does; there is nothing to wait for.
+ */
+public final class HostDevice implements Device {
+    /** The {@code --device} name of the host. */
+    public static final String NAME = "cpu";
+
+    private final AtomicLong ids = new AtomicLong();
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String kind() {
+        return "cpu";
+    }
+
+    @Override
+    public int maxContexts() {
+        return 0;
+    }
+
+    @Override
+    public DeviceContext open(Duration timeout) {
+        long id = ids.incrementAndGet();
+        return new DeviceContext() {
+            @Override
+            public long id() {
+                return id;
+            }
+
+            @Override
+            public void run(KernelRun run, Duration deadline) {
+                run.work().run();
+            }
+
+            @Override
+            public void abort() {
+                // A host run is never left in flight: it has ended by the time its caller could abort it.
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+}

@@ -1,0 +1,219 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.engine.forward.ForwardState;
+import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.generate.Generator;
+import dev.laneway.spi.DeviceFaultException;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.TokenSink;
+import dev.laneway.spi.device.Device;
+import dev.laneway.spi.device.DeviceContext;
+import dev.laneway.spi.device.DeviceFault;
+import dev.laneway.spi.device.KernelRun;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * One generation stream of a model on a device (BRIEF §4). The buffers that persist across generations (the
+ * activations and KV cache; the weights are shared by all lanes) are allocated once. Each generation gets a fresh
+ * context: {@code begin} opens and configures it (an init run with its own bound, then the output-head
+ * configuration), each position's kernels run on it with deadlines, and {@code end} drops it on every path,
+ * exceptions included. A device fault fails that generation only, with a recorded diagnostic; the next generation
+ * starts on a fresh context.
+ */
+public final class Lane {
+    /** The name of the context's init run. */
+    public static final String INIT_KERNEL = "init";
+    /** The name of the output-head configuration run. */
+    public static final String HEAD_KERNEL = "configure_head";
+    private static final int DIGEST_BYTES = 64;
+
+    private final Device device;
+    private final ContextGate gate;
+    private final PlanForward forward;
+    private final ForwardState state;
+    private final Generator generator;
+    private final FaultLog faults;
+    private final LaneTimeouts timeouts;
+    private final Clock clock;
+    private volatile long lastProgress;
+
+    public Lane(Device device, ContextGate gate, PlanForward forward, ForwardState state, Generator generator,
+                FaultLog faults, LaneTimeouts timeouts, Clock clock) {
+        this.device = device;
+        this.gate = gate;
+        this.forward = forward;
+        this.state = state;
+        this.generator = generator;
+        this.faults = faults;
+        this.timeouts = timeouts;
+        this.clock = clock;
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    /** When the lane last made progress (a kernel run ended), on its clock; 0 before the first. */
+    public long lastProgress() {
+        return lastProgress;
+    }
+
+    /**
+     * Runs one generation on a fresh context.
+     *
+     * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
+     */
+    public GenerationResult generate(GenerationRequest request, TokenSink sink) {
+        gate.acquire(device, timeouts.open());
+        Generation g = null;
+        try {
+            g = open();
+            g.configure();
+            Generation current = g;
+            GenerationResult result = generator.generate(
+                    (tokens, offset, n, pos) -> current.forward(tokens, offset, n, pos), request, sink);
+            faults.succeeded();
+            return result;
+        } catch (DeviceFault fault) {
+            throw failed(g, fault);
+        } finally {
+            if (g != null) {
+                g.end();
+            }
+            gate.release(device);
+        }
+    }
+
+    /** Opens a fresh context. */
+    private Generation open() {
+        DeviceContext context;
+        try {
+            context = device.open(timeouts.open());
+        } catch (DeviceFault fault) {
+            faults.record(new Diagnostic(Instant.now(), device.name(), -1, "open", -1, -1, Duration.ZERO,
+                    timeouts.open(), List.of(), Duration.ZERO, Duration.ZERO, fault.getMessage()));
+            throw fault;
+        }
+        return new Generation(context);
+    }
+
+    private DeviceFaultException failed(Generation g, DeviceFault fault) {
+        if (g != null) {
+            faults.record(g.diagnose(fault));
+            g.abort();
+        }
+        return new DeviceFaultException(device.name(), "device " + device.name() + " failed this generation: "
+                + fault.getMessage(), fault);
+    }
+
+    /** One generation's use of a context. */
+    private final class Generation {
+        private DeviceContext context;
+        private final long opened = clock.nanoTime();
+        private long lastRunEnd = opened;
+        private KernelRun inFlight;
+        private PlanForward.StepInfo inFlightStep;
+        private long inFlightStart;
+        private long inFlightIdle;
+        private Duration inFlightDeadline = Duration.ZERO;
+
+        Generation(DeviceContext context) {
+            this.context = context;
+        }
+
+        /** The init run, with its own bound, then the output-head configuration. */
+        void configure() {
+            run(KernelRun.named(INIT_KERNEL), timeouts.init(), null);
+            run(KernelRun.named(HEAD_KERNEL), timeouts.run(), null);
+        }
+
+        float[] forward(int[] tokens, int offset, int n, int pos) {
+            return forward.forward(state, tokens, offset, n, pos, (info, step, st, batch, start) ->
+                    run(new KernelRun(info.kernel(), info.layer(), start, List.of(), () -> step.run(st, batch, start)),
+                            timeouts.run(), info));
+        }
+
+        void run(KernelRun run, Duration deadline, PlanForward.StepInfo info) {
+            long now = clock.nanoTime();
+            inFlight = run;
+            inFlightStep = info;
+            inFlightStart = now;
+            inFlightIdle = now - lastRunEnd;
+            inFlightDeadline = deadline;
+            context.run(run, deadline);
+            lastRunEnd = clock.nanoTime();
+            lastProgress = lastRunEnd;
+            inFlight = null;
+        }
+
+        Diagnostic diagnose(DeviceFault fault) {
+            long now = clock.nanoTime();
+            KernelRun run = inFlight;
+            return new Diagnostic(Instant.now(), device.name(), context.id(),
+                    run != null ? run.kernel() : "none", run != null ? run.layer() : -1,
+                    run != null ? run.position() : -1, Duration.ofNanos(now - inFlightStart), inFlightDeadline,
+                    args(), Duration.ofNanos(now - opened), Duration.ofNanos(inFlightIdle), fault.getMessage());
+        }
+
+        private List<Diagnostic.Arg> args() {
+            List<Diagnostic.Arg> args = new ArrayList<>();
+            if (inFlightStep != null) {
+                for (String name : inFlightStep.buffers()) {
+                    float[] buffer = forward.buffer(state, name);
+                    if (buffer != null) {
+                        args.add(new Diagnostic.Arg(name, 4L * buffer.length, digest(buffer)));
+                    }
+                }
+            }
+            return args;
+        }
+
+        /** Abandons the run in flight; a device whose abort throws is noted, never propagated. */
+        void abort() {
+            try {
+                context.abort();
+            } catch (RuntimeException e) {
+                System.getLogger(Lane.class.getName()).log(System.Logger.Level.WARNING,
+                        "device " + device.name() + ": abort of context " + context.id() + " failed: " + e.getMessage());
+            }
+        }
+
+        /** Releases what references the context, then the context. */
+        void end() {
+            DeviceContext c = context;
+            inFlight = null;
+            inFlightStep = null;
+            context = null;
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                System.getLogger(Lane.class.getName()).log(System.Logger.Level.WARNING,
+                        "device " + device.name() + ": closing context " + c.id() + " failed: " + e.getMessage());
+            }
+        }
+    }
+
+    /** SHA-256 of the first bytes of a buffer, 8 bytes in hex. */
+    static String digest(float[] buffer) {
+        int n = Math.min(buffer.length, DIGEST_BYTES / 4);
+        ByteBuffer bytes = ByteBuffer.allocate(4 * n).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < n; i++) {
+            bytes.putFloat(buffer[i]);
+        }
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes.array()), 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.generate.Generator;
+import dev.laneway.spi.DeviceFaultException;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.TokenSink;
+import dev.laneway.spi.device.Device;
+import dev.laneway.spi.device.DeviceFault;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The lanes of one model ({@code --streams N}): N lanes over one copy of the weights, each with its own activations
+ * and KV cache. A generation takes a free lane and gives it back when it ends.
+ */
+public final class LanePool {
+    private final List<Lane> lanes;
+    private final BlockingQueue<Lane> free;
+    private final FaultLog faults;
+    private final Device device;
+    private final Duration waitForLane;
+
+    private LanePool(List<Lane> lanes, FaultLog faults, Device device, Duration waitForLane) {
+        this.lanes = List.copyOf(lanes);
+        this.free = new ArrayBlockingQueue<>(lanes.size(), true, lanes);
+        this.faults = faults;
+        this.device = device;
+        this.waitForLane = waitForLane;
+    }
+
+    /**
+     * Builds {@code streams} lanes of a compiled model on a device.
+     *
+     * @param maxBatch the most prompt tokens per forward call
+     */
+    public static LanePool create(int streams, Device device, PlanForward forward, int maxBatch, int[] endOfText,
+                                  LaneTimeouts timeouts, ContextGate gate, Clock clock) {
+        FaultLog faults = new FaultLog(32);
+        Generator generator = new Generator(forward.dims(), maxBatch, endOfText);
+        List<Lane> lanes = new ArrayList<>();
+        for (int i = 0; i < streams; i++) {
+            lanes.add(new Lane(device, gate, forward, forward.newState(maxBatch), generator, faults, timeouts, clock));
+        }
+        return new LanePool(lanes, faults, device, timeouts.open());
+    }
+
+    /**
+     * Runs a generation on a free lane.
+     *
+     * @throws DeviceFaultException when the device fails it, or no lane frees up in time
+     */
+    public GenerationResult generate(GenerationRequest request, TokenSink sink) {
+        Lane lane;
+        try {
+            lane = free.poll(waitForLane.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
+        }
+        if (lane == null) {
+            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "no stream became free within "
+                    + waitForLane.toMillis() + " ms");
+        }
+        try {
+            return lane.generate(request, sink);
+        } finally {
+            free.add(lane);
+        }
+    }
+
+    public FaultLog faults() {
+        return faults;
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    public int streams() {
+        return lanes.size();
+    }
+
+    /** Lanes that are generating right now. */
+    public int busy() {
+        return lanes.size() - free.size();
+    }
+}

@@ -1,0 +1,184 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.engine.testing.ManualClock;
+import dev.laneway.engine.testing.Stories260k;
+import dev.laneway.spi.DeviceFaultException;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.Sampling;
+import dev.laneway.spi.device.DeviceContext;
+import dev.laneway.spi.device.DeviceFault;
+import dev.laneway.spi.device.KernelRun;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Lanes on the fault-injecting device: each scenario reproduces a failure accelerators show in the field, and shows
+ * that a fresh context per generation and bounded waits contain it to one request.
+ */
+class LaneFaultsTest {
+    private static final int TOKENS = 24;
+    private final ManualClock clock = new ManualClock();
+
+    private LanePool pool(ChaosDevice device, int streams) {
+        return LanePool.create(streams, device, Stories260k.forward(), 8, new int[]{Stories260k.EOS},
+                LaneTimeouts.DEFAULT, ContextGate.open(), clock);
+    }
+
+    private ChaosDevice chaos(ChaosConfig config) {
+        return new ChaosDevice("chaos:cpu", new HostDevice(), config, clock);
+    }
+
+    private static GenerationRequest greedy() {
+        return new GenerationRequest(new int[]{Stories260k.BOS}, TOKENS, Sampling.GREEDY);
+    }
+
+    private static List<Integer> generate(LanePool pool) {
+        List<Integer> ids = new ArrayList<>();
+        pool.generate(greedy(), t -> ids.add(t.id()));
+        return ids;
+    }
+
+    private static List<Integer> faultFree() {
+        return generate(LanePool.create(1, new HostDevice(), Stories260k.forward(), 8, new int[]{Stories260k.EOS},
+                LaneTimeouts.DEFAULT, ContextGate.open(), Clock.SYSTEM));
+    }
+
+    /**
+     * Field failure: a device context left idle for a few seconds fails its next command with a timeout, and the
+     * device then stays blocked for minutes. Fresh contexts per generation never sit idle.
+     */
+    @Test
+    void idleGapsBetweenGenerationsDoNotFailFreshContexts() {
+        ChaosDevice device = chaos(ChaosConfig.none().withIdleTimeout(Duration.ofSeconds(5), Duration.ofMinutes(3)));
+        LanePool pool = pool(device, 1);
+        List<Integer> expected = faultFree();
+        int ok = 0;
+        for (int round = 0; round < 10; round++) {
+            clock.advance(round % 2 == 0 ? Duration.ofSeconds(15) : Duration.ofSeconds(120));
+            assertEquals(expected, generate(pool));
+            ok++;
+        }
+        assertEquals(10, ok);
+        assertEquals(0, device.liveContexts());
+        assertEquals(10, device.openedContexts(), "one context per generation");
+    }
+
+    /** The same rounds on one long-lived context fail: the test above can fail. */
+    @Test
+    void aLongLivedContextFailsAfterSittingIdle() {
+        ChaosDevice device = chaos(ChaosConfig.none().withIdleTimeout(Duration.ofSeconds(5), Duration.ofMinutes(3)));
+        DeviceContext kept = device.open(Duration.ofSeconds(1));
+        KernelRun step = new KernelRun("matmul", 0, 0, List.of(), () -> { });
+        kept.run(step, Duration.ofSeconds(1));
+        clock.advance(Duration.ofSeconds(15));
+        DeviceFault idle = assertThrows(DeviceFault.class, () -> kept.run(step, Duration.ofSeconds(1)));
+        assertTrue(idle.getMessage().contains("idle"), idle.getMessage());
+        // The device is now stuck for minutes: even a fresh context's runs fail until it recovers.
+        DeviceContext fresh = device.open(Duration.ofSeconds(1));
+        assertThrows(DeviceFault.class, () -> fresh.run(step, Duration.ofSeconds(1)));
+        clock.advance(Duration.ofMinutes(4));
+        DeviceContext later = device.open(Duration.ofSeconds(1));
+        later.run(step, Duration.ofSeconds(1));
+        kept.close();
+        fresh.close();
+        later.close();
+        assertEquals(0, device.liveContexts());
+    }
+
+    @Test
+    void aTimeoutAtLayerThreeOfPositionTenFailsThatGenerationWithADiagnosticAndTheNextOneIsExact() {
+        List<Integer> expected = faultFree();
+        ChaosDevice device = chaos(ChaosConfig.none().withFailAt(10, 3));
+        LanePool pool = pool(device, 1);
+        DeviceFaultException fault = assertThrows(DeviceFaultException.class, () -> generate(pool));
+        assertTrue(fault.getMessage().contains("position 10, layer 3"), fault.getMessage());
+        Diagnostic d = pool.faults().recent().get(0);
+        assertEquals(3, d.layer());
+        assertEquals(10, d.position());
+        assertEquals("chaos:cpu", d.device());
+        assertTrue(d.line().startsWith("device-fault device=chaos:cpu"), d.line());
+        assertTrue(!d.args().isEmpty() && d.args().get(0).digest().length() == 16, d.args().toString());
+        assertTrue(pool.faults().recovering());
+        assertEquals(expected, generate(pool));
+        assertTrue(!pool.faults().recovering(), "a success ends the recovery");
+        assertEquals(0, device.liveContexts());
+    }
+
+    @Test
+    void anAbortThatThrowsIsCaughtAndTheLaneLives() {
+        ChaosDevice device = chaos(ChaosConfig.none().withFailAt(3, 0).withAbortThrows(true));
+        LanePool pool = pool(device, 1);
+        assertThrows(DeviceFaultException.class, () -> generate(pool));
+        assertEquals(faultFree(), generate(pool));
+        assertEquals(0, device.liveContexts());
+    }
+
+    /** Field failure: an init run that never completes must not hang the server. */
+    @Test
+    void anInitRunThatNeverCompletesFailsTheGenerationWithinItsBound() {
+        ChaosDevice device = chaos(ChaosConfig.none().withInitHangs(true));
+        LanePool pool = pool(device, 1);
+        DeviceFaultException fault = assertThrows(DeviceFaultException.class, () -> generate(pool));
+        assertTrue(fault.getMessage().contains("init run"), fault.getMessage());
+        assertEquals(Lane.INIT_KERNEL, pool.faults().recent().get(0).kernel());
+        assertEquals(0, device.liveContexts());
+        device.reconfigure(ChaosConfig.none());
+        assertEquals(faultFree(), generate(pool));
+    }
+
+    /** Field failure: firmware stops answering under concurrent load; each faulted request fails alone. */
+    @Test
+    void runsThatTimeOutUnderConcurrentLoadFailOnlyTheirGenerations() throws Exception {
+        List<Integer> expected = faultFree();
+        ChaosDevice device = chaos(ChaosConfig.none().withLoadTimeouts(true));
+        LanePool pool = pool(device, 2);
+        // Two contexts held open make the load; a lone generation would pass.
+        DeviceContext load = device.open(Duration.ofSeconds(1));
+        assertThrows(DeviceFaultException.class, () -> generate(pool));
+        load.close();
+        assertEquals(expected, generate(pool));
+        assertEquals(0, device.liveContexts());
+    }
+
+    @Test
+    void liveContextsAreZeroAfterAnyMixOfSuccessesAndFaults() throws Exception {
+        List<Integer> expected = faultFree();
+        ChaosDevice device = chaos(ChaosConfig.none().withFaultProbability(0.01, 7));
+        LanePool pool = pool(device, 3);
+        ExecutorService threads = Executors.newFixedThreadPool(3);
+        try {
+            List<Future<List<Integer>>> runs = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                runs.add(threads.submit(() -> generate(pool)));
+            }
+            int ok = 0;
+            int faulted = 0;
+            for (Future<List<Integer>> f : runs) {
+                try {
+                    assertEquals(expected, f.get());
+                    ok++;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertTrue(e.getCause() instanceof DeviceFaultException, e.getCause().toString());
+                    faulted++;
+                }
+            }
+            assertEquals(30, ok + faulted);
+            assertTrue(faulted > 0, "p=0.01 over ~3,000 runs faults some generations");
+            assertEquals(faulted, pool.faults().total());
+        } finally {
+            threads.shutdownNow();
+        }
+        assertEquals(0, device.liveContexts());
+        assertEquals(30, device.openedContexts());
+    }
+}
