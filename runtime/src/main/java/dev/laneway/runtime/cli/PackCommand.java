@@ -1,25 +1,67 @@
 package dev.laneway.runtime.cli;
 
+import dev.laneway.runtime.routes.GgufCache;
+import dev.laneway.spi.ModelPacker;
+import dev.laneway.spi.PackOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Unmatched;
 
-import java.util.List;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
-/** {@code laneway pack}: Pack a GGUF file or a Hugging Face checkpoint into a container directory. */
-@Command(name = "pack", mixinStandardHelpOptions = true, description = "Pack a GGUF file or a Hugging Face checkpoint into a container directory.")
+/** {@code laneway pack}: a GGUF file or Hugging Face checkpoint into a container directory. */
+@Command(name = "pack", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Pack a GGUF file or a Hugging Face checkpoint into a container directory.")
 final class PackCommand implements Callable<Integer> {
+    private static final Set<String> QUANTS = Set.of("q8", "q4_1", "bf16", "f32");
+
+    @Parameters(index = "0", paramLabel = "SOURCE", description = "A .gguf file or a Hugging Face checkpoint directory.")
+    Path source;
+
+    @Option(names = {"-o", "--output"}, required = true, paramLabel = "DIR",
+            description = "The container directory to write; must not exist.")
+    Path output;
+
+    @Option(names = "--quant", paramLabel = "Q",
+            description = "Weight format: q8, q4_1, bf16 or f32 (default: q8 for quantized sources, f32 for F32 ones).")
+    String quant;
+
+    @Option(names = "--lane", description = "Also write npu/lane.json, the lane manifest for the host kernel set.")
+    boolean lane;
 
     @Spec
     CommandSpec spec;
 
-    @Unmatched
-    List<String> arguments;
-
     @Override
     public Integer call() {
-        return NotBuiltYet.say(spec, "the engine");
+        if (!Files.exists(source)) {
+            throw new UsageException("source does not exist: " + source);
+        }
+        if (Files.exists(output)) {
+            throw new UsageException("output " + output + " exists already; pack writes a new directory");
+        }
+        if (quant != null && !QUANTS.contains(quant)) {
+            throw new UsageException("--quant " + quant + ": expected one of q8, q4_1, bf16, f32");
+        }
+        ModelPacker packer = GgufCache.packerFor(source).orElseThrow(() -> new UsageException(
+                "cannot pack " + source + ": expected a .gguf file or a Hugging Face checkpoint directory"
+                        + " (config.json, *.safetensors, tokenizer.json)"));
+        var err = spec.commandLine().getErr();
+        try {
+            packer.pack(source.toAbsolutePath(), output.toAbsolutePath(), new PackOptions(Optional.ofNullable(quant), lane),
+                    new ProgressPrinter(err));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
+        }
+        spec.commandLine().getOut().println("packed " + source + " into " + output);
+        return ExitCodes.OK;
     }
 }
