@@ -12,10 +12,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A GGUF file (versions 2 and 3): its metadata, and its tensors memory-mapped in place.
@@ -79,17 +81,28 @@ public final class GgufFile {
             checkCount(in, kvCount, 12, "metadata");
             Map<String, Object> metadata = new LinkedHashMap<>();
             for (long i = 0; i < kvCount; i++) {
+                long at = in.position();
                 String key = in.string("metadata key #" + i);
                 int type = in.i32("type of " + key);
-                metadata.put(key, GgufValues.read(in, type, key, 0));
+                if (metadata.put(key, GgufValues.read(in, type, key, 0)) != null) {
+                    throw new FormatException(path, at, "metadata key " + key + " appears twice");
+                }
             }
             checkCount(in, tensorCount, 24, "tensor");
             List<TensorInfo> infos = new ArrayList<>();
+            Set<String> names = new HashSet<>();
             for (long i = 0; i < tensorCount; i++) {
-                infos.add(readTensorInfo(in, i));
+                TensorInfo info = readTensorInfo(in, i);
+                if (!names.add(info.name)) {
+                    throw new FormatException(path, info.infoOffset, "tensor " + info.name + " appears twice");
+                }
+                infos.add(info);
             }
             long alignment = alignment(path, metadata);
-            in.align(alignment);
+            // A file without tensors may end without the padding that would precede their data.
+            if (!infos.isEmpty()) {
+                in.align(alignment);
+            }
             long dataOffset = in.position();
             List<Tensor> tensors = new ArrayList<>(infos.size());
             for (TensorInfo info : infos) {
@@ -133,7 +146,7 @@ public final class GgufFile {
         }
         int typeId = in.i32("type of tensor " + name);
         DType dtype = DType.ofGgml(typeId).orElseThrow(() -> new FormatException(in.file(), at,
-                "tensor " + name + " has unknown ggml type " + typeId));
+                "tensor " + name + " has " + GgmlTypeNames.describe(typeId) + ", which is not supported"));
         long offset = in.i64("data offset of tensor " + name);
         long[] shape = new long[nDims];
         for (int d = 0; d < nDims; d++) {
@@ -148,7 +161,13 @@ public final class GgufFile {
             throw new FormatException(path, t.infoOffset, "tensor " + t.name + " of type " + t.dtype + " has "
                     + t.shape[t.shape.length - 1] + " columns, not a multiple of its block size " + t.dtype.blockSize());
         }
-        long bytes = t.dtype.bytesFor(t.elements);
+        long bytes;
+        try {
+            bytes = t.dtype.bytesFor(t.elements);
+        } catch (ArithmeticException e) {
+            throw new FormatException(path, t.infoOffset, "tensor " + t.name + " of " + t.dtype + " "
+                    + java.util.Arrays.toString(t.shape) + " has more bytes than a file can hold");
+        }
         if (t.offset < 0 || t.offset % alignment != 0) {
             throw new FormatException(path, t.infoOffset, "tensor " + t.name + " has data offset "
                     + Long.toUnsignedString(t.offset) + ", expected a multiple of the alignment " + alignment);

@@ -1,0 +1,234 @@
+package dev.laneway.engine.config;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.laneway.engine.format.FormatException;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+
+/**
+ * Reads and writes a Hugging Face {@code config.json} as a {@link ModelConfig}. Required: model_type, hidden_size,
+ * num_hidden_layers, num_attention_heads, intermediate_size, vocab_size, max_position_embeddings and rms_norm_eps.
+ * Defaults otherwise follow the Hugging Face configs: num_key_value_heads = num_attention_heads, head_dim =
+ * hidden_size / num_attention_heads, rope_theta 10000, tie_word_embeddings false, attention_bias false (true for
+ * qwen2, whose q, k and v projections always have biases), hidden_act silu.
+ */
+public final class ConfigJson {
+    /** The config's file name in a model or container directory. */
+    public static final String FILE_NAME = "config.json";
+
+    private static final ObjectMapper JSON = JsonMapper.builder()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .build();
+
+    private ConfigJson() {
+    }
+
+    /** Reads {@code config.json} in a directory, or the given file. */
+    public static ModelConfig read(Path fileOrDir) throws IOException {
+        Path file = Files.isDirectory(fileOrDir) ? fileOrDir.resolve(FILE_NAME) : fileOrDir;
+        return parse(file, Files.readAllBytes(file));
+    }
+
+    /** Parses config JSON; {@code file} names the source in messages. */
+    public static ModelConfig parse(Path file, byte[] json) throws FormatException {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (IOException e) {
+            String why = e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
+            throw new FormatException(file, "not valid JSON: " + why);
+        }
+        if (root == null || !root.isObject()) {
+            throw new FormatException(file, "expected a JSON object of config fields");
+        }
+        Fields f = new Fields(file, root);
+        String modelType = f.requiredString("model_type");
+        int hidden = f.requiredInt("hidden_size");
+        int heads = f.requiredInt("num_attention_heads");
+        try {
+            return new ModelConfig(
+                    modelType,
+                    hidden,
+                    f.requiredInt("num_hidden_layers"),
+                    heads,
+                    f.optionalInt("num_key_value_heads").orElse(heads),
+                    f.optionalInt("head_dim").orElse(hidden / heads),
+                    f.requiredInt("intermediate_size"),
+                    f.requiredInt("vocab_size"),
+                    f.requiredInt("max_position_embeddings"),
+                    f.optionalDouble("rope_theta", 10000.0),
+                    f.requiredDouble("rms_norm_eps"),
+                    f.optionalBoolean("tie_word_embeddings", false),
+                    f.optionalBoolean("attention_bias", modelType.equals("qwen2")),
+                    f.optionalString("hidden_act", "silu"),
+                    f.optionalInt("bos_token_id"),
+                    f.intOrList("eos_token_id"),
+                    f.rawObject("rope_scaling"));
+        } catch (IllegalArgumentException e) {
+            throw new FormatException(file, e.getMessage());
+        }
+    }
+
+    /** The config as Hugging Face config.json text. */
+    public static String toJson(ModelConfig c) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        String arch = switch (c.modelType()) {
+            case "llama" -> "LlamaForCausalLM";
+            case "mistral" -> "MistralForCausalLM";
+            case "qwen2" -> "Qwen2ForCausalLM";
+            case "qwen3" -> "Qwen3ForCausalLM";
+            default -> null;
+        };
+        if (arch != null) {
+            m.put("architectures", List.of(arch));
+        }
+        m.put("model_type", c.modelType());
+        m.put("hidden_size", c.hiddenSize());
+        m.put("num_hidden_layers", c.numHiddenLayers());
+        m.put("num_attention_heads", c.numAttentionHeads());
+        m.put("num_key_value_heads", c.numKeyValueHeads());
+        m.put("head_dim", c.headDim());
+        m.put("intermediate_size", c.intermediateSize());
+        m.put("vocab_size", c.vocabSize());
+        m.put("max_position_embeddings", c.maxPositionEmbeddings());
+        m.put("rope_theta", c.ropeTheta());
+        m.put("rms_norm_eps", c.rmsNormEps());
+        m.put("tie_word_embeddings", c.tieWordEmbeddings());
+        m.put("attention_bias", c.attentionBias());
+        m.put("hidden_act", c.hiddenAct());
+        m.put("bos_token_id", c.bosTokenId().isPresent() ? c.bosTokenId().getAsInt() : null);
+        m.put("eos_token_id", c.eosTokenIds().size() == 1 ? c.eosTokenIds().get(0)
+                : c.eosTokenIds().isEmpty() ? null : c.eosTokenIds());
+        m.put("rope_scaling", c.ropeScaling().isEmpty() ? null : c.ropeScaling());
+        try {
+            return JSON.writeValueAsString(m) + "\n";
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Writes {@code config.json} into a directory, or to the given file. */
+    public static void write(ModelConfig c, Path fileOrDir) throws IOException {
+        Path file = Files.isDirectory(fileOrDir) ? fileOrDir.resolve(FILE_NAME) : fileOrDir;
+        Files.writeString(file, toJson(c));
+    }
+
+    /** Typed access to the fields of one config, with errors that name the file and field. */
+    private record Fields(Path file, JsonNode root) {
+        private JsonNode present(String field) {
+            JsonNode v = root.get(field);
+            return v == null || v.isNull() ? null : v;
+        }
+
+        private FormatException missing(String field) {
+            return new FormatException(file, "missing required config.json field " + field);
+        }
+
+        private FormatException wrong(String field, JsonNode v, String expected) {
+            return new FormatException(file, "config.json field " + field + " is " + v + ", expected " + expected);
+        }
+
+        String requiredString(String field) throws FormatException {
+            JsonNode v = present(field);
+            if (v == null) {
+                throw missing(field);
+            }
+            if (!v.isTextual()) {
+                throw wrong(field, v, "a string");
+            }
+            return v.textValue();
+        }
+
+        String optionalString(String field, String fallback) throws FormatException {
+            return present(field) == null ? fallback : requiredString(field);
+        }
+
+        int requiredInt(String field) throws FormatException {
+            JsonNode v = present(field);
+            if (v == null) {
+                throw missing(field);
+            }
+            return toInt(field, v);
+        }
+
+        OptionalInt optionalInt(String field) throws FormatException {
+            JsonNode v = present(field);
+            return v == null ? OptionalInt.empty() : OptionalInt.of(toInt(field, v));
+        }
+
+        private int toInt(String field, JsonNode v) throws FormatException {
+            if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+                throw wrong(field, v, "an integer");
+            }
+            return v.intValue();
+        }
+
+        double requiredDouble(String field) throws FormatException {
+            JsonNode v = present(field);
+            if (v == null) {
+                throw missing(field);
+            }
+            if (!v.isNumber()) {
+                throw wrong(field, v, "a number");
+            }
+            return v.doubleValue();
+        }
+
+        double optionalDouble(String field, double fallback) throws FormatException {
+            return present(field) == null ? fallback : requiredDouble(field);
+        }
+
+        boolean optionalBoolean(String field, boolean fallback) throws FormatException {
+            JsonNode v = present(field);
+            if (v == null) {
+                return fallback;
+            }
+            if (!v.isBoolean()) {
+                throw wrong(field, v, "true or false");
+            }
+            return v.booleanValue();
+        }
+
+        List<Integer> intOrList(String field) throws FormatException {
+            JsonNode v = present(field);
+            List<Integer> ids = new ArrayList<>();
+            if (v == null) {
+                return ids;
+            }
+            if (v.isArray()) {
+                for (JsonNode e : v) {
+                    ids.add(toInt(field, e));
+                }
+            } else {
+                ids.add(toInt(field, v));
+            }
+            return ids;
+        }
+
+        @SuppressWarnings("unchecked")
+        Map<String, Object> rawObject(String field) throws FormatException {
+            JsonNode v = present(field);
+            if (v == null) {
+                return Map.of();
+            }
+            if (!v.isObject()) {
+                throw wrong(field, v, "an object or null");
+            }
+            return JSON.convertValue(v, LinkedHashMap.class);
+        }
+    }
+}

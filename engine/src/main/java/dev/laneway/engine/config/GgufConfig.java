@@ -1,0 +1,110 @@
+package dev.laneway.engine.config;
+
+import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.gguf.GgufArray;
+import dev.laneway.engine.gguf.GgufFile;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * A {@link ModelConfig} from a GGUF file's metadata. Keys are prefixed by {@code general.architecture}: llama,
+ * mistral (a llama), qwen2 and qwen3. Tied embeddings are inferred from the absence of {@code output.weight}, and
+ * q/k/v biases from {@code blk.0.attn_q.bias}.
+ */
+public final class GgufConfig {
+    private GgufConfig() {
+    }
+
+    /** The architectures whose metadata this reads. */
+    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3");
+
+    public static ModelConfig from(GgufFile gguf) throws FormatException {
+        String arch = gguf.string("general.architecture").orElseThrow(() -> missing(gguf, "general.architecture"));
+        if (!ARCHITECTURES.contains(arch)) {
+            throw new FormatException(gguf.path(), "general.architecture is \"" + arch + "\"; supported: "
+                    + String.join(", ", ARCHITECTURES));
+        }
+        String p = arch + ".";
+        int hidden = requiredInt(gguf, p + "embedding_length");
+        int heads = requiredInt(gguf, p + "attention.head_count");
+        int kvHeads = optionalInt(gguf, p + "attention.head_count_kv").orElse(heads);
+        int headDim = optionalInt(gguf, p + "attention.key_length")
+                .orElse(optionalInt(gguf, p + "rope.dimension_count").orElse(hidden / heads));
+        int vocab = optionalInt(gguf, p + "vocab_size")
+                .orElse(gguf.array("tokenizer.ggml.tokens").map(GgufArray::length).orElse(0));
+        if (vocab == 0) {
+            throw missing(gguf, p + "vocab_size or tokenizer.ggml.tokens");
+        }
+        List<Integer> eos = new ArrayList<>();
+        optionalInt(gguf, "tokenizer.ggml.eos_token_id").ifPresent(eos::add);
+        try {
+            return new ModelConfig(
+                    arch.equals("mistral") ? "llama" : arch,
+                    hidden,
+                    requiredInt(gguf, p + "block_count"),
+                    heads,
+                    kvHeads,
+                    headDim,
+                    requiredInt(gguf, p + "feed_forward_length"),
+                    vocab,
+                    requiredInt(gguf, p + "context_length"),
+                    gguf.number(p + "rope.freq_base").orElse(10000.0),
+                    gguf.number(p + "attention.layer_norm_rms_epsilon")
+                            .orElseThrow(() -> missing(gguf, p + "attention.layer_norm_rms_epsilon")),
+                    gguf.tensor("output.weight").isEmpty(),
+                    gguf.tensor("blk.0.attn_q.bias").isPresent(),
+                    "silu",
+                    optionalInt(gguf, "tokenizer.ggml.bos_token_id"),
+                    eos,
+                    ropeScaling(gguf, p));
+        } catch (IllegalArgumentException e) {
+            throw new FormatException(gguf.path(), e.getMessage());
+        }
+    }
+
+    /** {@code rope.scaling.*} as a Hugging Face rope_scaling object; empty when there is none. */
+    private static Map<String, Object> ropeScaling(GgufFile gguf, String p) throws FormatException {
+        Map<String, Object> m = new LinkedHashMap<>();
+        Optional<String> type = gguf.string(p + "rope.scaling.type");
+        if (type.isEmpty() || type.get().equals("none")) {
+            return m;
+        }
+        m.put("rope_type", type.get());
+        gguf.number(p + "rope.scaling.factor").ifPresent(f -> m.put("factor", f));
+        OptionalInt original = optionalInt(gguf, p + "rope.scaling.original_context_length");
+        if (original.isPresent()) {
+            m.put("original_max_position_embeddings", original.getAsInt());
+        }
+        return m;
+    }
+
+    private static FormatException missing(GgufFile gguf, String key) {
+        return new FormatException(gguf.path(), "missing GGUF metadata key " + key);
+    }
+
+    private static int requiredInt(GgufFile gguf, String key) throws FormatException {
+        return optionalInt(gguf, key).orElseThrow(() -> missing(gguf, key));
+    }
+
+    private static OptionalInt optionalInt(GgufFile gguf, String key) throws FormatException {
+        Optional<Object> v = gguf.get(key);
+        if (v.isEmpty()) {
+            return OptionalInt.empty();
+        }
+        if (!(v.get() instanceof Integer || v.get() instanceof Long) || ((Number) v.get()).longValue() < 0
+                || ((Number) v.get()).longValue() > Integer.MAX_VALUE) {
+            throw new FormatException(gguf.path(), "GGUF metadata " + key + " is " + describe(v.get())
+                    + ", expected a non-negative integer");
+        }
+        return OptionalInt.of(((Number) v.get()).intValue());
+    }
+
+    private static String describe(Object v) {
+        return v instanceof GgufArray a ? "an array of " + a.length() + " " + a.elementType() : String.valueOf(v);
+    }
+}

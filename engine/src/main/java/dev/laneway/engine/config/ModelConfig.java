@@ -1,0 +1,83 @@
+package dev.laneway.engine.config;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+
+/**
+ * The hyperparameters of a dense decoder-only transformer, named as in a Hugging Face {@code config.json}. Read with
+ * {@link ConfigJson}, or derived from GGUF metadata with {@link GgufConfig}.
+ *
+ * @param modelType             {@code model_type}: llama, qwen2, qwen3, ...
+ * @param hiddenSize            {@code hidden_size}, the residual width
+ * @param numHiddenLayers       {@code num_hidden_layers}
+ * @param numAttentionHeads     {@code num_attention_heads}, query heads
+ * @param numKeyValueHeads      {@code num_key_value_heads}, KV heads (grouped-query attention)
+ * @param headDim               {@code head_dim}
+ * @param intermediateSize      {@code intermediate_size}, the MLP width
+ * @param vocabSize             {@code vocab_size}
+ * @param maxPositionEmbeddings {@code max_position_embeddings}, the trained context length
+ * @param ropeTheta             {@code rope_theta}, the RoPE base
+ * @param rmsNormEps            {@code rms_norm_eps}
+ * @param tieWordEmbeddings     {@code tie_word_embeddings}: the output projection is the embedding matrix
+ * @param attentionBias         {@code attention_bias}: q, k and v projections have biases (always for qwen2)
+ * @param hiddenAct             {@code hidden_act}, e.g. silu
+ * @param bosTokenId            {@code bos_token_id}, if any
+ * @param eosTokenIds           {@code eos_token_id}: one id or several
+ * @param ropeScaling           {@code rope_scaling} as it was in the JSON (maps, lists, strings, numbers), empty if none
+ */
+public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
+                          int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
+                          int maxPositionEmbeddings, double ropeTheta, double rmsNormEps, boolean tieWordEmbeddings,
+                          boolean attentionBias, String hiddenAct, OptionalInt bosTokenId, List<Integer> eosTokenIds,
+                          Map<String, Object> ropeScaling) {
+    public ModelConfig {
+        Objects.requireNonNull(modelType, "modelType");
+        Objects.requireNonNull(hiddenAct, "hiddenAct");
+        Objects.requireNonNull(bosTokenId, "bosTokenId");
+        positive("hidden_size", hiddenSize);
+        positive("num_hidden_layers", numHiddenLayers);
+        positive("num_attention_heads", numAttentionHeads);
+        positive("num_key_value_heads", numKeyValueHeads);
+        positive("head_dim", headDim);
+        positive("intermediate_size", intermediateSize);
+        positive("vocab_size", vocabSize);
+        positive("max_position_embeddings", maxPositionEmbeddings);
+        if (numAttentionHeads % numKeyValueHeads != 0) {
+            throw new IllegalArgumentException("num_attention_heads " + numAttentionHeads
+                    + " is not a multiple of num_key_value_heads " + numKeyValueHeads);
+        }
+        if (!(ropeTheta > 0) || !(rmsNormEps > 0)) {
+            throw new IllegalArgumentException("rope_theta and rms_norm_eps must be positive, got " + ropeTheta
+                    + " and " + rmsNormEps);
+        }
+        eosTokenIds = List.copyOf(eosTokenIds);
+        ropeScaling = Collections.unmodifiableMap(new LinkedHashMap<>(ropeScaling));
+    }
+
+    private static void positive(String field, int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(field + " must be positive, got " + value);
+        }
+    }
+
+    /** Width of the query projection: heads × head_dim. */
+    public int queryDim() {
+        return numAttentionHeads * headDim;
+    }
+
+    /** Width of the key and value projections: KV heads × head_dim. */
+    public int kvDim() {
+        return numKeyValueHeads * headDim;
+    }
+
+    /** The same config with another context length. */
+    public ModelConfig withMaxPositionEmbeddings(int n) {
+        return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
+                intermediateSize, vocabSize, n, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
+                bosTokenId, eosTokenIds, ropeScaling);
+    }
+}
