@@ -180,6 +180,8 @@ class Q4nxTest {
         assertThrows(IllegalArgumentException.class, () -> Q4nxWriter.create(dir, Map.of("format", "pt"), List.of()));
         assertThrows(IllegalArgumentException.class, () -> Q4nxWriter.create(dir, Map.of("shape:a", "1,1"), List.of()));
         assertThrows(IllegalArgumentException.class, () -> Q4nxWriter.Entry.tiles("w", Layout.F32, 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> Q4nxWriter.create(dir, Map.of(),
+                List.of(Q4nxWriter.Entry.plain("i", DType.I8, 5120))));
     }
 
     @Test
