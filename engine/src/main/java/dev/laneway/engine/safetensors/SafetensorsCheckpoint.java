@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,8 +72,7 @@ public final class SafetensorsCheckpoint {
             throw new FormatException(index, "missing weight_map object");
         }
         List<Path> shards = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = map.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : map.properties()) {
             String name = e.getValue().asText("");
             Path shard = index.resolveSibling(name).normalize();
             if (!e.getValue().isTextual() || name.isEmpty() || !shard.getParent().equals(index.getParent().normalize())) {

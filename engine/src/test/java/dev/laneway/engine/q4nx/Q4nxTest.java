@@ -24,7 +24,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -94,8 +93,7 @@ class Q4nxTest {
         assertEquals("[2,1,5120]", down.get("shape").toString());
         int tensors = 0;
         long end = 0;
-        for (Iterator<Map.Entry<String, JsonNode>> it = header.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : header.properties()) {
             if (!e.getKey().equals("__metadata__")) {
                 long begin = e.getValue().get("data_offsets").get(0).asLong();
                 assertEquals(0, begin % 64, e.getKey() + " begins at " + begin);
