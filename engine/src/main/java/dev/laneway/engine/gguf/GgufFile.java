@@ -89,7 +89,10 @@ public final class GgufFile {
                 infos.add(readTensorInfo(in, i));
             }
             long alignment = alignment(path, metadata);
-            in.align(alignment);
+            // A vocabulary-only file (no tensors) may end right after its metadata, without the padding.
+            if (!infos.isEmpty()) {
+                in.align(alignment);
+            }
             long dataOffset = in.position();
             List<Tensor> tensors = new ArrayList<>(infos.size());
             for (TensorInfo info : infos) {
