@@ -129,4 +129,14 @@ inline void addBias(int isa, float* x, const float* bias, int n, int batch) {
     }
 }
 
+inline long long streamRead(long long pool, int isa, const signed char* data, long long bytes) {
+    long long sum;
+    switch (isa) {
+        case AVX512: sum = avx512::streamRead(poolOf(pool), (const uint8_t*)data, bytes); break;
+        case AVX2: sum = avx2::streamRead(poolOf(pool), (const uint8_t*)data, bytes); break;
+        default: sum = scalar::streamRead(poolOf(pool), (const uint8_t*)data, bytes); break;
+    }
+    return sum;
+}
+
 }  // namespace laneway

@@ -189,6 +189,17 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         NativeLibrary.addBias(isa.ordinal(), x, bias, bias.length, batch);
     }
 
+    /**
+     * Reads a direct buffer (its first capacity / 64 · 64 bytes) on all threads as fast as possible and returns a
+     * checksum: the memory bandwidth the matrix products are measured against.
+     */
+    public long streamRead(java.nio.ByteBuffer data) {
+        if (!data.isDirect()) {
+            throw new IllegalArgumentException("streamRead needs a direct buffer");
+        }
+        return NativeLibrary.streamRead(pool, isa.ordinal(), data.duplicate().position(0), data.capacity() & ~63L);
+    }
+
     /** Stops the worker threads. No call may be in flight or follow. */
     @Override
     public void close() {

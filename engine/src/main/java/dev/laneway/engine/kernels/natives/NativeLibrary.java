@@ -50,6 +50,8 @@ final class NativeLibrary {
     @CriticalRegion
     static native void add(int isa, float[] x, float[] y, int n);
 
+    static native long streamRead(long pool, int isa, ByteBuffer data, long bytes);
+
     @CriticalRegion
     static native void addBias(int isa, float[] x, float[] bias, int n, int batch);
 }
