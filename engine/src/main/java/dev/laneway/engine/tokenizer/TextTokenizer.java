@@ -23,7 +23,7 @@ import java.util.TreeSet;
  *
  * <p>Thread-safe. Holds native memory: {@link #close()} it.
  */
-public final class TextTokenizer implements AutoCloseable {
+public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.TokenCodec {
     /** Texts of special tokens that end a turn, as llama.cpp recognises them. */
     private static final Set<String> END_OF_TURN = Set.of("<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>",
             "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>", "<|end_of_text|>",

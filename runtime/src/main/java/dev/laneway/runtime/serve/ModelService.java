@@ -64,8 +64,8 @@ public class ModelService {
 
     private void load() {
         try {
-            RouteOptions options = ServeOptions.from(config);
             ModelLocator.Located located = ModelLocator.locate(Path.of(config.model().get()));
+            RouteOptions options = ModelLocator.withDefaultAlias(located, ServeOptions.from(config));
             Path dir = located instanceof ModelLocator.Directory d ? d.dir()
                     : new GgufCache(RouteSetup.cacheDir()).containerFor(((ModelLocator.Gguf) located).file(),
                     PackProgress.NONE);
