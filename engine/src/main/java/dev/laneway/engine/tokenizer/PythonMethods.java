@@ -23,6 +23,7 @@ final class PythonMethods extends ELResolver {
             return null;
         }
         Object[] args = params == null ? new Object[0] : params;
+        // Pass through the engine's wrappers (a PyList is a List, a PyMap a Map), so no unwrapping is needed.
         Object result;
         if (base instanceof String s) {
             result = stringMethod(s, method.toString(), args);
@@ -209,10 +210,16 @@ final class PythonMethods extends ELResolver {
         return String.join(sep, parts);
     }
 
-    // Property access and type queries are left to the engine's resolvers.
-
+    /** {@code text[i]}, counting from the end for a negative {@code i}; other property access is the engine's. */
     @Override
     public Object getValue(ELContext context, Object base, Object property) {
+        // The engine hands an index over as its decimal text.
+        if (base instanceof String s && property != null && property.toString().matches("-?\\d{1,9}")) {
+            long index = Long.parseLong(property.toString());
+            long i = index < 0 ? s.length() + index : index;
+            context.setPropertyResolved(true);
+            return i >= 0 && i < s.length() ? String.valueOf(s.charAt((int) i)) : null;
+        }
         return null;
     }
 
