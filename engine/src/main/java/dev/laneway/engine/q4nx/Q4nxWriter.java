@@ -142,6 +142,10 @@ public final class Q4nxWriter implements Closeable {
             if (e.name().isEmpty() || e.name().equals("__metadata__") || !names.add(e.name())) {
                 throw new IllegalArgumentException("tensor name '" + e.name() + "' is empty, reserved or repeated");
             }
+            if (e.tiled() != (e.dtype() == DType.I8)) {
+                throw new IllegalArgumentException("tensor " + e.name() + ": I8 tensors of a container are tiles, and"
+                        + " tiles are I8; declare them with Entry.tiles");
+            }
             long expected = e.tiled() ? Matrix.Layout.ofTileBytes(e.shape()[e.shape().length - 1])
                     .map(l -> l.bytes(e.rows(), e.cols())).orElse(-1L) : plainBytes(e);
             if (e.bytes() < 0 || e.bytes() != expected) {

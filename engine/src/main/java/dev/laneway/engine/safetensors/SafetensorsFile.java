@@ -20,7 +20,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -134,8 +133,7 @@ public final class SafetensorsFile {
         if (!node.isObject()) {
             throw new FormatException(path, 8, METADATA_KEY + " is not a JSON object");
         }
-        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : node.properties()) {
             if (!e.getValue().isTextual()) {
                 throw new FormatException(path, 8, METADATA_KEY + "." + e.getKey() + " is " + e.getValue()
                         + ", expected a string");
@@ -148,8 +146,7 @@ public final class SafetensorsFile {
     private static List<Entry> entries(Path path, JsonNode header, long dataSize, long dataOffset)
             throws FormatException {
         List<Entry> entries = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = header.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> field = it.next();
+        for (Map.Entry<String, JsonNode> field : header.properties()) {
             if (!field.getKey().equals(METADATA_KEY)) {
                 entries.add(entry(path, field.getKey(), field.getValue(), dataSize, dataOffset));
             }

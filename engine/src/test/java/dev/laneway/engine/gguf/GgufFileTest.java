@@ -25,4 +25,12 @@ class GgufFileTest {
         assertEquals(512 * 64 * 4, emb.data().remaining());
         assertTrue(gguf.tensors().size() > 10);
     }
+
+    @Test
+    void readsVocabularyOnlyFileThatEndsWithoutPadding() throws Exception {
+        GgufFile gguf = GgufFile.open(Shared.model("vocab/ggml-vocab-bert-bge.gguf"));
+        assertEquals(0, gguf.tensors().size());
+        assertEquals("bert", gguf.string("tokenizer.ggml.model").orElseThrow());
+        assertEquals(gguf.dataOffset(), java.nio.file.Files.size(gguf.path()));
+    }
 }

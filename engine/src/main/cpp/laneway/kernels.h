@@ -1,0 +1,142 @@
+// Laneway's native CPU kernels: the functions NativeLibrary.java binds. Each operation exists three times, compiled for
+// plain x86-64 (the portable path), for AVX2 + FMA + F16C, and for AVX-512 with VNNI and VBMI, and the caller picks
+// one per call (NativeKernels holds the choice, made once from CPUID). The library itself is built for plain x86-64,
+// so it loads on any 64-bit x86 machine; only the chosen path may use newer instructions.
+#pragma once
+
+#include <immintrin.h>
+
+// GCC 12's AVX-512 intrinsics start from a self-initialized "undefined" register, which -Wall reports falsely.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "laneway/common.h"
+#include "laneway/pool.h"
+
+// Portable path: whatever the baseline target offers (SSE2 on x86-64).
+namespace laneway { namespace scalar {
+#define LW_ISA 0
+#include "laneway/ops.inc"
+#undef LW_ISA
+}}
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,bmi2")
+namespace laneway { namespace avx2 {
+#define LW_ISA 1
+#include "laneway/ops.inc"
+#undef LW_ISA
+}}
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx512vbmi")
+namespace laneway { namespace avx512 {
+#define LW_ISA 2
+#include "laneway/ops.inc"
+#undef LW_ISA
+}}
+#pragma GCC pop_options
+
+#define LW_DISPATCH(isa, call)              \
+    switch (isa) {                          \
+        case laneway::AVX512: avx512::call; break; \
+        case laneway::AVX2: avx2::call; break;     \
+        default: scalar::call; break;       \
+    }
+
+namespace laneway {
+
+// The best path this CPU runs: 2 = AVX-512 (F, BW, VL, DQ, VNNI, VBMI), 1 = AVX2 (+ FMA, F16C), 0 = portable.
+inline int bestIsa() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
+        && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni")
+        && __builtin_cpu_supports("avx512vbmi")) {
+        return AVX512;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")
+        && __builtin_cpu_supports("bmi2")) {
+        return AVX2;
+    }
+    return SCALAR;
+}
+
+// Whether the CPU has the AVX-512 BF16 extension (reported in the kernels' name; the BF16 kernels widen to float).
+inline bool hasAvx512Bf16() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16");
+}
+
+inline long long createPool(int threads) { return (long long)(intptr_t) new Pool(threads); }
+inline void destroyPool(long long pool) { delete (Pool*)(intptr_t)pool; }
+inline Pool& poolOf(long long pool) { return *(Pool*)(intptr_t)pool; }
+
+inline void matmul(long long pool, int isa, int layout, const signed char* w, int rows, int cols, const float* x,
+                   float* out, int batch) {
+    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, x, out, batch))
+}
+
+// Row r of a matrix as floats into out[offset ..].
+inline void row(int layout, const signed char* w, int cols, int r, float* out, int offset) {
+    const uint8_t* wb = (const uint8_t*)w;
+    float* o = out + offset;
+    if (layout == F32) {
+        std::memcpy(o, (const float*)wb + (size_t)r * cols, sizeof(float) * cols);
+        return;
+    }
+    if (layout == F16 || layout == BF16) {
+        const uint16_t* p = (const uint16_t*)wb + (size_t)r * cols;
+        for (int c = 0; c < cols; c++) o[c] = layout == F16 ? f16ToFloat(p[c]) : bf16ToFloat(p[c]);
+        return;
+    }
+    int tilesPerRow = roundUp(cols, kTileCols) / kTileCols, rr = r % kTileRows;
+    float wf[32 * 32];
+    for (int j = 0; j < tilesPerRow; j++) {
+        const uint8_t* tile = wb + ((size_t)(r / kTileRows) * tilesPerRow + j) * tileBytes(layout);
+        for (int g = 0; g < kGroups; g++) {
+            int c0 = j * kTileCols + g * kGroup;
+            if (c0 >= cols) return;
+            scalar::decodeGroup(layout, tile, g, wf);
+            int n = cols - c0 < kGroup ? cols - c0 : kGroup;
+            for (int c = 0; c < n; c++) o[c0 + c] = wf[c * 32 + rr];
+        }
+    }
+}
+
+inline void rmsnorm(int isa, float* out, const float* x, const float* weight, int dim, int batch, float eps) {
+    LW_DISPATCH(isa, rmsnormRows(out, x, weight, dim, batch, eps))
+}
+
+inline void rope(int isa, float* x, int batch, int heads, int startPos, int headDim, int rotaryDim, bool interleaved,
+                 const float* cosTable, const float* sinTable) {
+    LW_DISPATCH(isa, ropeRows(x, batch, heads, startPos, headDim, rotaryDim, interleaved, cosTable, sinTable))
+}
+
+inline void attention(long long pool, int isa, float* out, const float* q, const float* keys, const float* values,
+                      int batch, int startPos, int heads, int kvHeads, int headDim, float scale) {
+    LW_DISPATCH(isa, attention(poolOf(pool), out, q, keys, values, batch, startPos, heads, kvHeads, headDim, scale))
+}
+
+inline void siluMul(long long pool, int isa, float* gate, const float* up, int n) {
+    LW_DISPATCH(isa, siluMul(poolOf(pool), gate, up, n))
+}
+
+inline void add(int isa, float* x, const float* y, int n) { LW_DISPATCH(isa, addRange(x, y, 0, n)) }
+
+inline void addBias(int isa, float* x, const float* bias, int n, int batch) {
+    for (int b = 0; b < batch; b++) {
+        LW_DISPATCH(isa, addRange(x + (size_t)b * n, bias, 0, n))
+    }
+}
+
+inline long long streamRead(long long pool, int isa, const signed char* data, long long bytes) {
+    long long sum;
+    switch (isa) {
+        case AVX512: sum = avx512::streamRead(poolOf(pool), (const uint8_t*)data, bytes); break;
+        case AVX2: sum = avx2::streamRead(poolOf(pool), (const uint8_t*)data, bytes); break;
+        default: sum = scalar::streamRead(poolOf(pool), (const uint8_t*)data, bytes); break;
+    }
+    return sum;
+}
+
+}  // namespace laneway

@@ -1,0 +1,76 @@
+package dev.laneway.engine.kernels.natives;
+
+import dev.laneway.engine.kernels.JavaKernels;
+import dev.laneway.engine.kernels.Kernels;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Chooses the kernels once, when a model is opened: what was asked for explicitly, else the native kernels on the
+ * best code path the CPU runs, else (the library cannot load here) the Java kernels, saying so once.
+ */
+public final class KernelsChooser {
+    private static final System.Logger LOG = System.getLogger(KernelsChooser.class.getName());
+
+    /** The system property (and, as {@code LANEWAY_KERNELS}, environment variable) read when nothing is explicit. */
+    public static final String PROPERTY = "laneway.kernels";
+
+    private KernelsChooser() {
+    }
+
+    /** One thread per available core. */
+    public static int defaultThreads() {
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    /**
+     * The kernels to run a model on.
+     *
+     * @param explicit {@code java}; {@code native} (best code path, and it must load); {@code scalar}, {@code avx2} or
+     *                 {@code avx512} (that native path, optionally written {@code native-avx2}); empty: the
+     *                 {@link #PROPERTY} setting, else native if it loads, else java
+     * @param threads  threads for the native kernels' pool, the calling thread included
+     */
+    public static Kernels choose(Optional<String> explicit, int threads) {
+        Optional<String> asked = explicit.or(KernelsChooser::configured).map(s -> s.trim().toLowerCase(Locale.ROOT));
+        if (asked.isEmpty()) {
+            Optional<String> problem = NativeKernels.loadProblem();
+            if (problem.isPresent()) {
+                LOG.log(System.Logger.Level.WARNING, "native kernels unavailable ({0}); running on the Java kernels",
+                        problem.get());
+                return new JavaKernels();
+            }
+            return announce(NativeKernels.create(threads));
+        }
+        String name = asked.get();
+        if (name.equals("java")) {
+            LOG.log(System.Logger.Level.INFO, "kernels: java (as asked)");
+            return new JavaKernels();
+        }
+        String path = name.startsWith("native-") ? name.substring("native-".length()) : name;
+        NativeKernels.loadProblem().ifPresent(problem -> {
+            throw new IllegalArgumentException("kernels '" + name + "' asked for, but the native library cannot load: "
+                    + problem);
+        });
+        if (path.equals("native")) {
+            return announce(NativeKernels.create(threads));
+        }
+        Isa isa = Isa.parse(path).orElseThrow(() -> new IllegalArgumentException("unknown kernels '" + name
+                + "' (known: java, native, native-scalar, native-avx2, native-avx512)"));
+        return announce(NativeKernels.create(isa, threads));
+    }
+
+    private static Optional<String> configured() {
+        String p = System.getProperty(PROPERTY);
+        if (p == null || p.isBlank()) {
+            p = System.getenv("LANEWAY_KERNELS");
+        }
+        return p == null || p.isBlank() ? Optional.empty() : Optional.of(p);
+    }
+
+    private static Kernels announce(NativeKernels kernels) {
+        LOG.log(System.Logger.Level.INFO, "kernels: {0}, {1} threads{2}", kernels.name(), kernels.threads(),
+                NativeKernels.cpuHasAvx512Bf16() ? " (CPU has AVX-512 BF16)" : "");
+        return kernels;
+    }
+}

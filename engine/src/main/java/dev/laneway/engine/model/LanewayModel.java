@@ -1,0 +1,112 @@
+package dev.laneway.engine.model;
+
+import dev.laneway.engine.lane.Diagnostic;
+import dev.laneway.engine.lane.LanePool;
+import dev.laneway.spi.ChatMessage;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.ModelHealth;
+import dev.laneway.spi.ModelInfo;
+import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.TokenCodec;
+import dev.laneway.spi.TokenSink;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A served model built from engine parts: a tokenizer, a chat template and the lanes that generate. Routes differ
+ * in how their lanes execute a token; everything a client sees is the same.
+ */
+public final class LanewayModel implements ServedModel {
+
+    /** Renders a conversation into prompt text. */
+    @FunctionalInterface
+    public interface ChatRenderer {
+        String render(List<ChatMessage> messages, boolean addGenerationPrompt);
+    }
+
+    private final String id;
+    private final ModelInfo info;
+    private final TokenCodec tokenizer;
+    private final ChatRenderer chat;
+    private final LanePool lanes;
+    private final AutoCloseable resources;
+
+    /**
+     * @param resources released on {@link #close()} (mapped weights, native state), or null
+     */
+    public LanewayModel(String id, ModelInfo info, TokenCodec tokenizer, ChatRenderer chat, LanePool lanes,
+                        AutoCloseable resources) {
+        this.id = id;
+        this.info = info;
+        this.tokenizer = tokenizer;
+        this.chat = chat;
+        this.lanes = lanes;
+        this.resources = resources;
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public ModelInfo info() {
+        return info;
+    }
+
+    @Override
+    public int[] tokenize(String text, boolean addSpecial, boolean parseSpecial) {
+        return tokenizer.encode(text, addSpecial, parseSpecial);
+    }
+
+    @Override
+    public String detokenize(int[] ids) {
+        return tokenizer.decode(ids);
+    }
+
+    @Override
+    public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        return chat.render(messages, addGenerationPrompt);
+    }
+
+    @Override
+    public GenerationResult generate(GenerationRequest request, TokenSink sink) {
+        return lanes.generate(request, sink);
+    }
+
+    /** The lanes, for diagnostics. */
+    public LanePool lanes() {
+        return lanes;
+    }
+
+    /** Down while the device recovers from a fault, with the latest faults in the data. */
+    @Override
+    public ModelHealth health() {
+        Map<String, String> data = new LinkedHashMap<>();
+        data.put("streams", Integer.toString(lanes.streams()));
+        data.put("busy", Integer.toString(lanes.busy()));
+        data.put("faults", Long.toString(lanes.faults().total()));
+        List<Diagnostic> recent = lanes.faults().recent();
+        for (int i = 0; i < Math.min(3, recent.size()); i++) {
+            data.put("fault." + i, recent.get(recent.size() - 1 - i).line());
+        }
+        boolean recovering = lanes.faults().recovering();
+        return new ModelHealth(!recovering, recovering ? "device " + lanes.device().name()
+                + " is recovering from a fault; the next successful generation clears it" : "", data);
+    }
+
+    @Override
+    public void close() {
+        if (resources != null) {
+            try {
+                resources.close();
+            } catch (Exception e) {
+                System.getLogger(LanewayModel.class.getName()).log(System.Logger.Level.WARNING,
+                        "closing model " + id + ": " + e.getMessage());
+            }
+        }
+    }
+}

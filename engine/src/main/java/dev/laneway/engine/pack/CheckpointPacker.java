@@ -1,0 +1,98 @@
+package dev.laneway.engine.pack;
+
+import dev.laneway.engine.config.ConfigJson;
+import dev.laneway.engine.config.ModelConfig;
+import dev.laneway.engine.container.Container;
+import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.format.Tensor;
+import dev.laneway.engine.kernels.Rope;
+import dev.laneway.engine.plan.PlanJson;
+import dev.laneway.engine.plan.StandardPlans;
+import dev.laneway.engine.safetensors.SafetensorsCheckpoint;
+import dev.laneway.spi.ModelPacker;
+import dev.laneway.spi.PackOptions;
+import dev.laneway.spi.PackProgress;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Packs a Hugging Face checkpoint directory ({@code config.json}, {@code *.safetensors}, {@code tokenizer.json}) into
+ * a container. The config and tokenizer files are carried over; Hugging Face q/k weights rotate halves. A tied
+ * embedding stored only as {@code lm_head.weight} becomes {@code model.embed_tokens.weight}.
+ */
+public final class CheckpointPacker implements ModelPacker {
+    private static final String EMBED = "model.embed_tokens.weight";
+    private static final String HEAD = "lm_head.weight";
+
+    @Override
+    public boolean reads(Path source) {
+        return Files.isDirectory(source) && Files.isRegularFile(source.resolve(Container.CONFIG))
+                && Files.isRegularFile(source.resolve(Container.TOKENIZER))
+                && (Files.isRegularFile(source.resolve(SafetensorsCheckpoint.SINGLE_FILE))
+                || Files.isRegularFile(source.resolve(SafetensorsCheckpoint.INDEX_FILE)));
+    }
+
+    @Override
+    public void pack(Path source, Path target, PackOptions options, PackProgress progress) throws IOException {
+        ModelConfig config = ConfigJson.read(source.resolve(Container.CONFIG));
+        var variant = StandardPlans.variant(config.modelType(), Rope.Style.HALVES, config.tieWordEmbeddings());
+        if (variant == null) {
+            throw new FormatException(source.resolve(Container.CONFIG), "model_type " + config.modelType()
+                    + " cannot be packed (known: " + String.join(", ", StandardPlans.architectures()) + ")");
+        }
+        if (config.attentionBias() != variant.qkvBias() && !config.modelType().equals("qwen2")) {
+            throw new FormatException(source.resolve(Container.CONFIG), "attention_bias is not supported for "
+                    + config.modelType());
+        }
+        SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint.open(source);
+        Map<String, Tensor> tensors = tensors(checkpoint, config, source);
+        Quant quant = options.quant().map(Quant::parse)
+                .orElseGet(() -> Quant.defaultFor(GgufPacker.matrixTypes(tensors)));
+        try (AtomicDirectory out = AtomicDirectory.begin(target)) {
+            ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
+            Files.copy(source.resolve(Container.TOKENIZER), out.dir().resolve(Container.TOKENIZER),
+                    StandardCopyOption.COPY_ATTRIBUTES);
+            Path tokenizerConfig = source.resolve(Container.TOKENIZER_CONFIG);
+            if (Files.isRegularFile(tokenizerConfig)) {
+                Files.copy(tokenizerConfig, out.dir().resolve(Container.TOKENIZER_CONFIG));
+            }
+            PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
+            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", source.getFileName().toString()),
+                    progress);
+            if (options.lane()) {
+                LaneManifests.writeHost(out.dir(), config);
+            }
+            out.commit();
+        }
+    }
+
+    /** The tensors to keep, with a tied embedding under the name the plan reads. */
+    private static Map<String, Tensor> tensors(SafetensorsCheckpoint checkpoint, ModelConfig config, Path source)
+            throws FormatException {
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        checkpoint.tensors().forEach((name, t) -> {
+            if (!name.endsWith("rotary_emb.inv_freq")) {
+                tensors.put(name, t);
+            }
+        });
+        if (!tensors.containsKey(EMBED)) {
+            Tensor head = tensors.get(HEAD);
+            if (head == null || !config.tieWordEmbeddings()) {
+                throw new FormatException(source, "the checkpoint has no " + EMBED
+                        + (config.tieWordEmbeddings() ? " nor " + HEAD : ""));
+            }
+            tensors.put(EMBED, head);
+        }
+        if (config.tieWordEmbeddings()) {
+            tensors.remove(HEAD);
+        } else if (!tensors.containsKey(HEAD)) {
+            throw new FormatException(source, "tie_word_embeddings is false but the checkpoint has no " + HEAD);
+        }
+        return tensors;
+    }
+}

@@ -1,0 +1,104 @@
+package dev.laneway.engine.pack;
+
+import dev.laneway.engine.config.ConfigJson;
+import dev.laneway.engine.config.GgufConfig;
+import dev.laneway.engine.config.ModelConfig;
+import dev.laneway.engine.container.Container;
+import dev.laneway.engine.format.DType;
+import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.format.Tensor;
+import dev.laneway.engine.gguf.GgufFile;
+import dev.laneway.engine.kernels.Rope;
+import dev.laneway.engine.plan.PlanJson;
+import dev.laneway.engine.plan.StandardPlans;
+import dev.laneway.engine.tokenizer.GgufTokenizerConverter;
+import dev.laneway.engine.tokenizer.HfTokenizerFiles;
+import dev.laneway.spi.ModelPacker;
+import dev.laneway.spi.PackOptions;
+import dev.laneway.spi.PackProgress;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Packs a GGUF file into a container: {@code config.json} from its metadata, {@code tokenizer.json} and
+ * {@code tokenizer_config.json} from its vocabulary, {@code plan.json} for its architecture, and {@code model.q4nx}
+ * with its tensors under their Hugging Face names. GGUF llama models keep their q/k rows in the order llama.cpp's
+ * interleaved RoPE expects, so their plan rotates interleaved pairs; qwen models rotate halves.
+ */
+public final class GgufPacker implements ModelPacker {
+
+    @Override
+    public boolean reads(Path source) {
+        if (!Files.isRegularFile(source)) {
+            return false;
+        }
+        try (InputStream in = Files.newInputStream(source)) {
+            return Arrays.equals(in.readNBytes(4), "GGUF".getBytes(StandardCharsets.US_ASCII));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void pack(Path source, Path target, PackOptions options, PackProgress progress) throws IOException {
+        GgufFile gguf = GgufFile.open(source);
+        ModelConfig config = GgufConfig.from(gguf);
+        Map<String, Tensor> tensors = hfTensors(gguf);
+        boolean tied = !tensors.containsKey("lm_head.weight");
+        config = tied == config.tieWordEmbeddings() ? config : withTied(config, tied);
+        Rope.Style rope = config.modelType().startsWith("qwen") ? Rope.Style.HALVES : Rope.Style.INTERLEAVED;
+        var variant = StandardPlans.variant(config.modelType(), rope, tied);
+        if (variant == null) {
+            throw new FormatException(source, "architecture " + config.modelType() + " cannot be packed (known: "
+                    + String.join(", ", StandardPlans.architectures()) + ")");
+        }
+        Quant quant = options.quant().map(Quant::parse).orElseGet(() -> Quant.defaultFor(matrixTypes(tensors)));
+        HfTokenizerFiles tokenizer = GgufTokenizerConverter.convert(gguf);
+        try (AtomicDirectory out = AtomicDirectory.begin(target)) {
+            ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
+            Files.writeString(out.dir().resolve(Container.TOKENIZER), tokenizer.tokenizerJson());
+            Files.writeString(out.dir().resolve(Container.TOKENIZER_CONFIG), tokenizer.tokenizerConfigJson());
+            PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
+            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", source.getFileName().toString()),
+                    progress);
+            if (options.lane()) {
+                LaneManifests.writeHost(out.dir(), config);
+            }
+            out.commit();
+        }
+    }
+
+    /** The tensors a container keeps, under their Hugging Face names, in file order. */
+    static Map<String, Tensor> hfTensors(GgufFile gguf) throws FormatException {
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        for (Tensor t : gguf.tensors()) {
+            var hf = GgufNames.toHuggingFace(t.name());
+            if (hf.isPresent()) {
+                tensors.put(hf.get(), t);
+            }
+        }
+        if (!tensors.containsKey("model.embed_tokens.weight")) {
+            throw new FormatException(gguf.path(), "no token_embd.weight tensor: not a language model");
+        }
+        return tensors;
+    }
+
+    static List<DType> matrixTypes(Map<String, Tensor> tensors) {
+        return tensors.values().stream().filter(t -> t.rank() == 2).map(Tensor::dtype).distinct().toList();
+    }
+
+    private static ModelConfig withTied(ModelConfig c, boolean tied) {
+        return new ModelConfig(c.modelType(), c.hiddenSize(), c.numHiddenLayers(), c.numAttentionHeads(),
+                c.numKeyValueHeads(), c.headDim(), c.intermediateSize(), c.vocabSize(), c.maxPositionEmbeddings(),
+                c.ropeTheta(), c.rmsNormEps(), tied, c.attentionBias(), c.hiddenAct(), c.bosTokenId(), c.eosTokenIds(),
+                c.ropeScaling());
+    }
+}

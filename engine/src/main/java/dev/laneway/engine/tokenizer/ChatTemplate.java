@@ -1,0 +1,143 @@
+package dev.laneway.engine.tokenizer;
+
+import com.hubspot.jinjava.Jinjava;
+import com.hubspot.jinjava.JinjavaConfig;
+import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
+import com.hubspot.jinjava.interpret.RenderResult;
+import com.hubspot.jinjava.interpret.TemplateError;
+import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
+import dev.laneway.spi.ChatMessage;
+import jinjava.javax.el.CompositeELResolver;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Collectors;
+
+/**
+ * A model's chat template: Jinja text that turns a conversation into the prompt the model was trained on, rendered as
+ * Hugging Face's {@code apply_chat_template} does (trim_blocks and lstrip_blocks on).
+ *
+ * <p>The template sees {@code messages} (a list of {@code {role, content}} dicts), {@code add_generation_prompt},
+ * {@code bos_token} and {@code eos_token}, the functions {@code raise_exception(msg)} and {@code strftime_now(fmt)},
+ * and the Python string and dict methods templates call ({@code .strip()}, {@code .startswith()},
+ * {@code .items()}, ...). The rendered text usually begins with the BOS token's text when the model wants one; encode
+ * it with {@code addSpecial=false, parseSpecial=true}, as {@code apply_chat_template(tokenize=True)} does.
+ */
+public final class ChatTemplate {
+    /**
+     * The template used when a model has none: ChatML, as llama.cpp falls back to.
+     */
+    public static final String CHATML = "{% for message in messages %}"
+            + "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+            + "{% endfor %}"
+            + "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+    private static final Jinjava JINJA = newEngine();
+
+    private final String source;
+    /** The source as the engine needs it, see {@link JinjaDialect}. */
+    private final String adapted;
+    private final String bosToken;
+    private final String eosToken;
+
+    /**
+     * @param source   the Jinja text
+     * @param bosToken the text of the BOS token, {@code ""} when the model has none
+     * @param eosToken the text of the EOS token, {@code ""} when the model has none
+     */
+    public ChatTemplate(String source, String bosToken, String eosToken) {
+        this.source = Objects.requireNonNull(source, "source");
+        this.adapted = JinjaDialect.adapt(source);
+        this.bosToken = Objects.requireNonNullElse(bosToken, "");
+        this.eosToken = Objects.requireNonNullElse(eosToken, "");
+    }
+
+    /** The ChatML default, for a model without a template. */
+    public static ChatTemplate chatMl(String bosToken, String eosToken) {
+        return new ChatTemplate(CHATML, bosToken, eosToken);
+    }
+
+    public String source() {
+        return source;
+    }
+
+    /**
+     * Renders a conversation.
+     *
+     * @param addGenerationPrompt whether to end with the header of the assistant's next turn
+     * @throws ChatTemplateException when the template calls {@code raise_exception}
+     * @throws IllegalStateException when the template cannot be rendered (a syntax error or an unsupported construct)
+     */
+    public String render(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        return render(messages, addGenerationPrompt, Map.of());
+    }
+
+    /**
+     * Renders a conversation with extra template variables (for instance {@code date_string} or
+     * {@code enable_thinking}); the standard variables win over extras of the same name.
+     */
+    public String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, ?> extraVariables) {
+        Map<String, Object> vars = new HashMap<>(extraVariables);
+        List<Map<String, Object>> dicts = new ArrayList<>(messages.size());
+        for (ChatMessage m : messages) {
+            Map<String, Object> dict = new LinkedHashMap<>();
+            dict.put("role", m.role());
+            dict.put("content", m.content());
+            dicts.add(dict);
+        }
+        vars.put("messages", dicts);
+        vars.put("add_generation_prompt", addGenerationPrompt);
+        vars.put("bos_token", bosToken);
+        vars.put("eos_token", eosToken);
+        // Templates test "strftime_now is defined" before calling it; functions are not variables here.
+        vars.put("strftime_now", true);
+        vars.put("raise_exception", true);
+        RenderResult result = JINJA.renderForResult(adapted, vars);
+        List<TemplateError> fatal = result.getErrors().stream()
+                .filter(e -> e.getSeverity() == TemplateError.ErrorType.FATAL)
+                .collect(Collectors.toList());
+        for (TemplateError e : fatal) {
+            ChatTemplateException raised = raisedBy(e.getException());
+            if (raised != null) {
+                throw raised;
+            }
+        }
+        if (!fatal.isEmpty()) {
+            TemplateError first = fatal.get(0);
+            throw new IllegalStateException("the chat template failed at line " + first.getLineno() + ": "
+                    + first.getMessage());
+        }
+        return result.getOutput();
+    }
+
+    /** The exception a {@code raise_exception} call threw, somewhere in the engine's wrapping of it. */
+    private static ChatTemplateException raisedBy(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof ChatTemplateException cte) {
+                return cte;
+            }
+        }
+        return null;
+    }
+
+    private static Jinjava newEngine() {
+        CompositeELResolver resolver = new CompositeELResolver();
+        resolver.add(new PythonMethods());
+        resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
+        Jinjava jinja = new Jinjava(JinjavaConfig.newBuilder()
+                .withTrimBlocks(true)
+                // lstrip_blocks is applied by JinjaDialect
+                .withElResolver(resolver)
+                .build());
+        jinja.registerFunction(new ELFunctionDefinition("", "raise_exception", TemplateFunctions.class,
+                "raiseException", String.class));
+        jinja.registerFunction(new ELFunctionDefinition("", "strftime_now", TemplateFunctions.class,
+                "strftimeNow", String.class));
+        jinja.registerFilter(new PythonJson());
+        return jinja;
+    }
+}

@@ -1,0 +1,364 @@
+package dev.laneway.engine.tokenizer;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Bridges the gap between Python's Jinja2, in which chat templates are written, and the Java engine that renders them.
+ * The template text is rewritten, never its meaning:
+ * <ul>
+ *   <li>{@code not a == b} means {@code not (a == b)} in Python; the Java engine binds {@code not} tighter, so the
+ *       operand of a unary {@code not} is put in parentheses (it ends at {@code and}, {@code or}, {@code if},
+ *       {@code else}, a comma or a closing bracket, as Python's precedence says).</li>
+ *   <li>A keyword argument whose value is an expression, {@code namespace(i=messages|length - 1)}, gets parentheses
+ *       around the value, which the Java engine needs.</li>
+ *   <li>{@code seq[::-1]} becomes {@code seq|reverse|list}.</li>
+ *   <li>{@code lstrip_blocks} is applied here, as Jinja2 does it: only whitespace between the start of a line and a
+ *       block or comment tag is removed (the Java engine's own option also eats spaces after text on the line).</li>
+ *   <li>{@code {% generation %}} markers, which only matter for training masks, are dropped.</li>
+ * </ul>
+ */
+final class JinjaDialect {
+    private JinjaDialect() {
+    }
+
+    /** Keywords that cannot end an operand: a {@code not} after them is unary. */
+    private static final Set<String> KEYWORDS = Set.of("and", "or", "not", "if", "else", "elif", "in", "is", "for",
+            "set", "return", "with", "filter", "print", "do");
+
+    static String adapt(String source) {
+        StringBuilder out = new StringBuilder(source.length() + 64);
+        int i = 0;
+        int n = source.length();
+        while (i < n) {
+            int open = nextTag(source, i);
+            if (open < 0) {
+                out.append(source, i, n);
+                break;
+            }
+            out.append(source, i, open);
+            char kind = source.charAt(open + 1);
+            if (kind == '#') {
+                int end = source.indexOf("#}", open + 2);
+                end = end < 0 ? n : end + 2;
+                lstrip(out, source.charAt(open + 2));
+                out.append(source, open, end);
+                i = end;
+                continue;
+            }
+            String closer = kind == '{' ? "}}" : "%}";
+            int close = tagEnd(source, open + 2, closer);
+            if (close < 0) {
+                // Unterminated tag: leave the rest for the engine to report.
+                out.append(source, open, n);
+                break;
+            }
+            String body = source.substring(open + 2, close);
+            i = close + 2;
+            if (kind == '{') {
+                out.append("{{").append(rewriteTag(body, false)).append("}}");
+                continue;
+            }
+            String name = tagName(body);
+            if (name.equals("generation") || name.equals("endgeneration")) {
+                continue;
+            }
+            lstrip(out, body.isEmpty() ? ' ' : body.charAt(0));
+            if (name.equals("raw")) {
+                int endRaw = findEndRaw(source, i);
+                out.append("{%").append(body).append("%}").append(source, i, endRaw);
+                i = endRaw;
+                continue;
+            }
+            boolean declaresParameters = name.equals("macro") || name.equals("call");
+            out.append("{%").append(rewriteTag(body, declaresParameters)).append("%}");
+        }
+        return out.toString();
+    }
+
+    private static int nextTag(String s, int from) {
+        for (int i = s.indexOf('{', from); i >= 0 && i + 1 < s.length(); i = s.indexOf('{', i + 1)) {
+            char c = s.charAt(i + 1);
+            if (c == '{' || c == '%' || c == '#') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Where {@code closer} ends the tag, skipping string literals. */
+    private static int tagEnd(String s, int from, String closer) {
+        char quote = 0;
+        for (int i = from; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (quote != 0) {
+                if (c == '\\') {
+                    i++;
+                } else if (c == quote) {
+                    quote = 0;
+                }
+            } else if (c == '\'' || c == '"') {
+                quote = c;
+            } else if (s.startsWith(closer, i)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int findEndRaw(String s, int from) {
+        int i = from;
+        while (true) {
+            int open = s.indexOf("{%", i);
+            if (open < 0) {
+                return s.length();
+            }
+            int close = s.indexOf("%}", open + 2);
+            if (close < 0) {
+                return s.length();
+            }
+            if (tagName(s.substring(open + 2, close)).equals("endraw")) {
+                return open;
+            }
+            i = close + 2;
+        }
+    }
+
+    private static String tagName(String body) {
+        String t = body.strip();
+        if (t.startsWith("-") || t.startsWith("+")) {
+            t = t.substring(1).strip();
+        }
+        int end = 0;
+        while (end < t.length() && Character.isJavaIdentifierPart(t.charAt(end))) {
+            end++;
+        }
+        return t.substring(0, end);
+    }
+
+    /** Jinja2's lstrip_blocks: drop spaces and tabs between the line start and a tag without a {@code +}/{@code -}. */
+    private static void lstrip(StringBuilder out, char firstOfBody) {
+        if (firstOfBody == '+' || firstOfBody == '-') {
+            return;
+        }
+        int k = out.length();
+        while (k > 0 && (out.charAt(k - 1) == ' ' || out.charAt(k - 1) == '\t')) {
+            k--;
+        }
+        if (k == 0 || out.charAt(k - 1) == '\n') {
+            out.setLength(k);
+        }
+    }
+
+    /** Rewrites the expression text of one tag, keeping its whitespace-control markers. */
+    static String rewriteTag(String body, boolean declaresParameters) {
+        int start = 0;
+        int end = body.length();
+        if (start < end && (body.charAt(start) == '-' || body.charAt(start) == '+')) {
+            start++;
+        }
+        if (end > start && (body.charAt(end - 1) == '-' || body.charAt(end - 1) == '+')) {
+            end--;
+        }
+        return body.substring(0, start) + rewriteExpression(body.substring(start, end), declaresParameters)
+                + body.substring(end);
+    }
+
+    private enum Kind { SPACE, STRING, NUMBER, NAME, OPEN, CLOSE, COMMA, OP }
+
+    private record Token(Kind kind, String text) {
+    }
+
+    private record Pending(int depth, boolean untilCommaOnly) {
+    }
+
+    static String rewriteExpression(String expr, boolean declaresParameters) {
+        List<Token> tokens = lex(expr);
+        StringBuilder out = new StringBuilder(expr.length() + 16);
+        Deque<Character> brackets = new ArrayDeque<>();
+        Deque<Pending> pending = new ArrayDeque<>();
+        Token previous = null;
+        for (int i = 0; i < tokens.size(); i++) {
+            Token t = tokens.get(i);
+            int depth = brackets.size();
+            switch (t.kind) {
+                case SPACE -> {
+                    out.append(t.text);
+                    continue;
+                }
+                case CLOSE -> {
+                    closeAt(pending, depth, false, out);
+                    brackets.poll();
+                    out.append(t.text);
+                }
+                case COMMA -> {
+                    closeAt(pending, depth, false, out);
+                    out.append(t.text);
+                }
+                case OPEN -> {
+                    if (t.text.equals("[") && matches(tokens, i + 1, ":", ":", "-", "1", "]")) {
+                        out.append("|reverse|list");
+                        i = skip(tokens, i + 1, 5);
+                        previous = new Token(Kind.CLOSE, "]");
+                        continue;
+                    }
+                    brackets.push(t.text.charAt(0));
+                    out.append(t.text);
+                }
+                case NAME -> {
+                    if (Set.of("and", "or", "if", "else").contains(t.text)) {
+                        closeAt(pending, depth, true, out);
+                        out.append(t.text);
+                    } else if (t.text.equals("not") && !endsOperand(previous) && !isKeyword(previous, "is")
+                            && !nextIsName(tokens, i + 1, "in")) {
+                        out.append("not (");
+                        pending.push(new Pending(depth, false));
+                    } else if (!declaresParameters && !brackets.isEmpty() && brackets.peek() == '('
+                            && previous != null && (previous.kind == Kind.OPEN || previous.kind == Kind.COMMA)
+                            && nextIsOp(tokens, i + 1, "=")) {
+                        int eq = nextSignificant(tokens, i + 1);
+                        out.append(t.text).append('=').append('(');
+                        pending.push(new Pending(depth, true));
+                        i = eq;
+                        previous = new Token(Kind.OP, "=");
+                        continue;
+                    } else {
+                        out.append(t.text);
+                    }
+                }
+                default -> out.append(t.text);
+            }
+            previous = t;
+        }
+        while (!pending.isEmpty()) {
+            pending.pop();
+            out.append(')');
+        }
+        return out.toString();
+    }
+
+    /**
+     * Closes the pending parentheses opened at this bracket depth: all of them at a comma or closing bracket, only
+     * those of {@code not} operands at {@code and}/{@code or}/{@code if}/{@code else}.
+     */
+    private static void closeAt(Deque<Pending> pending, int depth, boolean onlyNot, StringBuilder out) {
+        while (!pending.isEmpty() && pending.peek().depth == depth && !(onlyNot && pending.peek().untilCommaOnly)) {
+            pending.pop();
+            trimTrailingSpaceInto(out);
+        }
+    }
+
+    /** Appends ")" before any whitespace just written, so {@code not x and} becomes {@code not (x) and}. */
+    private static void trimTrailingSpaceInto(StringBuilder out) {
+        int k = out.length();
+        while (k > 0 && Character.isWhitespace(out.charAt(k - 1))) {
+            k--;
+        }
+        out.insert(k, ')');
+    }
+
+    private static boolean endsOperand(Token t) {
+        if (t == null) {
+            return false;
+        }
+        return switch (t.kind) {
+            case STRING, NUMBER, CLOSE -> true;
+            case NAME -> !KEYWORDS.contains(t.text);
+            default -> false;
+        };
+    }
+
+    private static boolean isKeyword(Token t, String word) {
+        return t != null && t.kind == Kind.NAME && t.text.equals(word);
+    }
+
+    private static int nextSignificant(List<Token> tokens, int from) {
+        int i = from;
+        while (i < tokens.size() && tokens.get(i).kind == Kind.SPACE) {
+            i++;
+        }
+        return i;
+    }
+
+    private static boolean nextIsName(List<Token> tokens, int from, String name) {
+        int i = nextSignificant(tokens, from);
+        return i < tokens.size() && tokens.get(i).kind == Kind.NAME && tokens.get(i).text.equals(name);
+    }
+
+    private static boolean nextIsOp(List<Token> tokens, int from, String op) {
+        int i = nextSignificant(tokens, from);
+        return i < tokens.size() && tokens.get(i).kind == Kind.OP && tokens.get(i).text.equals(op);
+    }
+
+    private static boolean matches(List<Token> tokens, int from, String... texts) {
+        int i = from;
+        for (String text : texts) {
+            i = nextSignificant(tokens, i);
+            if (i >= tokens.size() || !tokens.get(i).text.equals(text)) {
+                return false;
+            }
+            i++;
+        }
+        return true;
+    }
+
+    /** The index of the last of {@code count} significant tokens starting at {@code from}. */
+    private static int skip(List<Token> tokens, int from, int count) {
+        int i = from - 1;
+        for (int k = 0; k < count; k++) {
+            i = nextSignificant(tokens, i + 1);
+        }
+        return i;
+    }
+
+    private static List<Token> lex(String s) {
+        List<Token> tokens = new ArrayList<>();
+        int i = 0;
+        int n = s.length();
+        while (i < n) {
+            char c = s.charAt(i);
+            int j = i + 1;
+            Kind kind;
+            if (Character.isWhitespace(c)) {
+                while (j < n && Character.isWhitespace(s.charAt(j))) {
+                    j++;
+                }
+                kind = Kind.SPACE;
+            } else if (c == '\'' || c == '"') {
+                while (j < n && s.charAt(j) != c) {
+                    j += s.charAt(j) == '\\' ? 2 : 1;
+                }
+                j = Math.min(j + 1, n);
+                kind = Kind.STRING;
+            } else if (Character.isDigit(c)) {
+                while (j < n && (Character.isLetterOrDigit(s.charAt(j)) || s.charAt(j) == '.' || s.charAt(j) == '_')) {
+                    j++;
+                }
+                kind = Kind.NUMBER;
+            } else if (Character.isJavaIdentifierStart(c)) {
+                while (j < n && Character.isJavaIdentifierPart(s.charAt(j))) {
+                    j++;
+                }
+                kind = Kind.NAME;
+            } else if (c == '(' || c == '[' || c == '{') {
+                kind = Kind.OPEN;
+            } else if (c == ')' || c == ']' || c == '}') {
+                kind = Kind.CLOSE;
+            } else if (c == ',') {
+                kind = Kind.COMMA;
+            } else {
+                // Two-character operators, so that "==" is never read as a keyword argument's "=".
+                if (j < n && "=!<>/*".indexOf(c) >= 0 && (s.charAt(j) == '=' || (c == '/' || c == '*') && s.charAt(j) == c)) {
+                    j++;
+                }
+                kind = Kind.OP;
+            }
+            tokens.add(new Token(kind, s.substring(i, j)));
+            i = j;
+        }
+        return tokens;
+    }
+}

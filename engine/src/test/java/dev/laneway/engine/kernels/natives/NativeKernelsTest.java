@@ -1,0 +1,283 @@
+package dev.laneway.engine.kernels.natives;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.laneway.engine.kernels.AttentionShape;
+import dev.laneway.engine.kernels.JavaKernels;
+import dev.laneway.engine.kernels.KvCache;
+import dev.laneway.engine.kernels.Matrix;
+import dev.laneway.engine.kernels.Matrix.Layout;
+import dev.laneway.engine.kernels.Rope;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Property tests: every native code path this CPU runs (each forced in turn), against {@link JavaKernels}, on random
+ * inputs of odd sizes, every weight layout, batch 1 and more.
+ *
+ * <p>Tolerances. Float paths sum the same products in another order (and fuse multiply-adds), so each result may be
+ * off the exact sum by γ(n)·Σ|w·x| (γ(n) = n·u / (1 − n·u), u = 2⁻²⁴, the classic bound for a sum of n products), and
+ * two of them differ by twice that. Here |w| counts each term a weight is made of (|code·scale| + |zero| for q4_1), so
+ * cancellation inside a weight cannot hide rounding. The int8 paths (Q8 and q4_1 on AVX-512) also round each activation
+ * to its 32-column group's step d = max|x| / 127, an error of at most d / 2 per activation, which adds
+ * Σ_groups (d / 2)·Σ|w| to the bound. Element-wise operations are held to a few ulps.
+ */
+class NativeKernelsTest {
+    private static final JavaKernels REFERENCE = new JavaKernels();
+    private static final Map<Isa, NativeKernels> KERNELS = new EnumMap<>(Isa.class);
+
+    @BeforeAll
+    static void createKernels() {
+        for (Isa isa : supportedIsas()) {
+            KERNELS.put(isa, NativeKernels.create(isa, 3));  // more threads than cores: the pool's hand-off is exercised
+        }
+    }
+
+    @AfterAll
+    static void closeKernels() {
+        KERNELS.values().forEach(NativeKernels::close);
+    }
+
+    static List<Isa> supportedIsas() {
+        return Arrays.stream(Isa.values()).filter(i -> i.compareTo(NativeKernels.bestIsa()) <= 0).toList();
+    }
+
+    static Stream<Arguments> matmulCases() {
+        int[][] shapes = {{1, 1}, {37, 300}, {64, 256}, {33, 513}, {97, 40}, {70, 1100}};
+        List<Arguments> cases = new ArrayList<>();
+        for (Isa isa : supportedIsas()) {
+            for (Layout layout : Layout.values()) {
+                for (int[] shape : shapes) {
+                    for (int batch : new int[] {1, 5}) {
+                        cases.add(Arguments.of(isa, layout, shape[0], shape[1], batch));
+                    }
+                }
+                cases.add(Arguments.of(isa, layout, 45, 600, 33));
+            }
+        }
+        return cases.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}x{3} batch {4}")
+    @MethodSource("matmulCases")
+    void matmulAgreesWithReference(Isa isa, Layout layout, int rows, int cols, int batch) {
+        Random random = new Random(rows * 31L + cols * 7L + batch + layout.ordinal() * 1000L);
+        Matrix w = RandomMatrices.create(layout, rows, cols, random);
+        float[] x = RandomMatrices.gaussian(batch * cols, random);
+        float[] expected = new float[batch * rows];
+        float[] actual = new float[batch * rows];
+        Arrays.fill(actual, Float.NaN);
+        REFERENCE.matmul(w, x, expected, batch);
+        KERNELS.get(isa).matmul(w, x, actual, batch);
+
+        boolean int8 = isa == Isa.AVX512 && (layout == Layout.TILES_Q8 || layout == Layout.TILES_Q4_1);
+        float[][] magnitude = new float[rows][cols];
+        for (int r = 0; r < rows; r++) {
+            for (int c = 0; c < cols; c++) {
+                magnitude[r][c] = RandomMatrices.magnitude(w, r, c);
+            }
+        }
+        double gamma = gamma(cols + 8);
+        for (int b = 0; b < batch; b++) {
+            for (int r = 0; r < rows; r++) {
+                double bound = 0;
+                for (int c = 0; c < cols; c++) {
+                    bound += 2 * gamma * magnitude[r][c] * Math.abs(x[b * cols + c]);
+                }
+                if (int8) {
+                    for (int c0 = 0; c0 < cols; c0 += 32) {
+                        double amax = 0;
+                        double groupMagnitude = 0;
+                        for (int c = c0; c < Math.min(cols, c0 + 32); c++) {
+                            amax = Math.max(amax, Math.abs(x[b * cols + c]));
+                            groupMagnitude += magnitude[r][c];
+                        }
+                        bound += amax / 127 / 2 * groupMagnitude;
+                    }
+                }
+                bound = bound * 1.01 + 1e-30;
+                int i = b * rows + r;
+                if (!(Math.abs(actual[i] - expected[i]) <= bound)) {
+                    fail("row " + r + " of batch row " + b + ": native " + actual[i] + ", reference " + expected[i]
+                            + ", allowed difference " + bound);
+                }
+            }
+        }
+    }
+
+    static Stream<Arguments> rowCases() {
+        return Arrays.stream(Layout.values()).flatMap(l -> Stream.of(Arguments.of(l, 37, 300, 36),
+                Arguments.of(l, 64, 513, 0), Arguments.of(l, 3, 7, 2)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}x{2} row {3}")
+    @MethodSource("rowCases")
+    void rowAgreesWithReference(Layout layout, int rows, int cols, int row) {
+        Matrix w = RandomMatrices.create(layout, rows, cols, new Random(rows + cols));
+        float[] expected = new float[cols + 5];
+        float[] actual = new float[cols + 5];
+        REFERENCE.row(w, row, expected, 5);
+        KERNELS.get(Isa.SCALAR).row(w, row, actual, 5);
+        for (int c = 0; c < cols; c++) {
+            // One rounding apart at most: the native decode may fuse code·scale + zero into one multiply-add.
+            double bound = Math.ulp(RandomMatrices.magnitude(w, row, c)) * 2;
+            assertTrue(Math.abs(actual[5 + c] - expected[5 + c]) <= bound,
+                    "column " + c + ": native " + actual[5 + c] + ", reference " + expected[5 + c]);
+        }
+    }
+
+    static Stream<Arguments> isas() {
+        return supportedIsas().stream().map(Arguments::of);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void rmsnormAgreesWithReference(Isa isa) {
+        Random random = new Random(1);
+        for (int dim : new int[] {1, 7, 288, 1003}) {
+            for (int batch : new int[] {1, 3}) {
+                float[] x = RandomMatrices.gaussian(dim * batch, random);
+                float[] weight = RandomMatrices.gaussian(dim, random);
+                float[] expected = new float[dim * batch];
+                REFERENCE.rmsnorm(expected, x, weight, dim, batch, 1e-5f);
+                KERNELS.get(isa).rmsnorm(x, x, weight, dim, batch, 1e-5f);  // in place, as the forward may do
+                assertClose(expected, x, 1e-5, 0, "rmsnorm dim " + dim);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void ropeAgreesWithReference(Isa isa) {
+        Random random = new Random(2);
+        for (Rope.Style style : Rope.Style.values()) {
+            for (int[] dims : new int[][] {{64, 64}, {18, 18}, {80, 32}}) {
+                Rope rope = Rope.of(style, dims[0], dims[1], 40, 10000.0);
+                int heads = 3;
+                int batch = 4;
+                float[] expected = RandomMatrices.gaussian(batch * heads * dims[0], random);
+                float[] actual = expected.clone();
+                REFERENCE.rope(expected, batch, heads, 29, rope);
+                KERNELS.get(isa).rope(actual, batch, heads, 29, rope);
+                assertClose(expected, actual, 0, 1e-6, "rope " + style + " " + dims[0] + "/" + dims[1]);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void attentionAgreesWithReference(Isa isa) {
+        Random random = new Random(3);
+        for (int[] s : new int[][] {{4, 2, 20, 0, 1}, {4, 2, 20, 7, 5}, {6, 6, 64, 130, 1}, {8, 1, 32, 0, 19}}) {
+            AttentionShape shape = new AttentionShape(s[0], s[1], s[2], (float) (1 / Math.sqrt(s[2])));
+            int startPos = s[3];
+            int batch = s[4];
+            KvCache cache = new KvCache(1, startPos + batch + 3, shape.kvDim());
+            KvCache.Layer layer = cache.layer(0);
+            float[] keys = RandomMatrices.gaussian((startPos + batch) * shape.kvDim(), random);
+            float[] values = RandomMatrices.gaussian((startPos + batch) * shape.kvDim(), random);
+            layer.store(keys, values, startPos + batch, 0);
+            float[] q = RandomMatrices.gaussian(batch * shape.qDim(), random);
+            float[] expected = new float[batch * shape.qDim()];
+            float[] actual = new float[batch * shape.qDim()];
+            REFERENCE.attention(expected, q, layer, batch, startPos, shape);
+            KERNELS.get(isa).attention(actual, q, layer, batch, startPos, shape);
+            // Outputs are weighted means of values of about unit size.
+            assertClose(expected, actual, 0, 2e-5, "attention " + Arrays.toString(s));
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void elementwiseOperationsAgreeWithReference(Isa isa) {
+        Random random = new Random(4);
+        NativeKernels kernels = KERNELS.get(isa);
+        for (int n : new int[] {0, 1, 13, 768, 100_003}) {
+            float[] gate = RandomMatrices.gaussian(n + 2, random);
+            for (int i = 0; i < Math.min(n, 4); i++) {
+                gate[i] = new float[] {-200f, -90f, 90f, 0f}[i];  // exp's extremes
+            }
+            float[] up = RandomMatrices.gaussian(n + 2, random);
+            float[] expected = gate.clone();
+            float[] actual = gate.clone();
+            REFERENCE.siluMul(expected, up, n);
+            kernels.siluMul(actual, up, n);
+            assertClose(expected, actual, 1e-6, 1e-30, "siluMul n " + n);
+
+            float[] sumExpected = gate.clone();
+            float[] sumActual = gate.clone();
+            REFERENCE.add(sumExpected, up, n);
+            kernels.add(sumActual, up, n);
+            assertArrayEquals(sumExpected, sumActual, "add n " + n);
+        }
+        float[] bias = RandomMatrices.gaussian(37, random);
+        float[] expected = RandomMatrices.gaussian(37 * 3 + 1, random);
+        float[] actual = expected.clone();
+        REFERENCE.addBias(expected, bias, 3);
+        kernels.addBias(actual, bias, 3);
+        assertArrayEquals(expected, actual, "addBias");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void concurrentCallersGetTheirOwnResults(Isa isa) throws InterruptedException {
+        Matrix w = RandomMatrices.create(Layout.TILES_Q4_1, 300, 700, new Random(5));
+        NativeKernels kernels = KERNELS.get(isa);
+        float[][] inputs = new float[4][];
+        float[][] expected = new float[4][];
+        for (int t = 0; t < 4; t++) {
+            inputs[t] = RandomMatrices.gaussian(700 * 2, new Random(10 + t));
+            expected[t] = new float[600];
+            kernels.matmul(w, inputs[t], expected[t], 2);
+        }
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        Thread[] threads = new Thread[4];
+        for (int t = 0; t < 4; t++) {
+            int id = t;
+            threads[t] = new Thread(() -> {
+                float[] out = new float[600];
+                for (int k = 0; k < 50; k++) {
+                    kernels.matmul(w, inputs[id], out, 2);
+                    if (!Arrays.equals(out, expected[id])) {
+                        failures.add(new AssertionError("caller " + id + " got another result on call " + k));
+                        return;
+                    }
+                }
+            });
+            threads[t].start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertEquals(List.of(), failures);
+    }
+
+    private static double gamma(int n) {
+        double u = Math.ulp(1.0f) / 2;
+        return n * u / (1 - n * u);
+    }
+
+    private static void assertClose(float[] expected, float[] actual, double relative, double absolute, String what) {
+        assertEquals(expected.length, actual.length, what);
+        for (int i = 0; i < expected.length; i++) {
+            double bound = relative * Math.abs(expected[i]) + absolute;
+            if (!(Math.abs(expected[i] - actual[i]) <= bound)) {
+                fail(what + ": element " + i + " is " + actual[i] + ", reference " + expected[i]);
+            }
+        }
+    }
+}
