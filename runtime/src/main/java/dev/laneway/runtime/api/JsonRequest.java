@@ -1,6 +1,7 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -28,7 +29,7 @@ final class JsonRequest {
         }
         JsonNode node;
         try {
-            node = mapper.readTree(bytes);
+            node = mapper.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(bytes);
         } catch (JsonProcessingException e) {
             throw ApiException.invalidJson("the request body is not valid JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
