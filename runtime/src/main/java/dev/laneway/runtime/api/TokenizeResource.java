@@ -14,7 +14,7 @@ import jakarta.ws.rs.core.MediaType;
 import java.util.ArrayList;
 import java.util.List;
 
-/** llama-server's {@code POST /tokenize} and {@code POST /detokenize}. */
+/** llama-server's tokenizer endpoints: {@code POST /tokenize}, {@code /detokenize} and {@code /apply-template}. */
 @Path("/")
 @Produces(MediaType.APPLICATION_JSON)
 public class TokenizeResource {
@@ -76,6 +76,16 @@ public class TokenizeResource {
         return new Content(model.detokenize(ids));
     }
 
+    /** {@code {"messages": [...]}} → {@code {"prompt"}}: the conversation as the chat template renders it. */
+    @POST
+    @Path("apply-template")
+    @Blocking
+    public Prompt applyTemplate(@HeaderParam("Content-Type") String contentType, byte[] body) {
+        HttpAnswers.requireJson(contentType);
+        ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper));
+        return new Prompt(service.modelFor(request.model()).renderChat(request.messages(), true));
+    }
+
     public record Tokens(List<Object> tokens) {
     }
 
@@ -83,5 +93,8 @@ public class TokenizeResource {
     }
 
     public record Content(String content) {
+    }
+
+    public record Prompt(String prompt) {
     }
 }

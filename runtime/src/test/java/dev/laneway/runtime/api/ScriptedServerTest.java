@@ -43,7 +43,8 @@ class ScriptedServerTest {
     URL server;
 
     @BeforeEach
-    void clear() {
+    void clear() throws InterruptedException {
+        StoriesProfile.awaitReady();
         ScriptedModel.FINISHED.clear();
     }
 
