@@ -2,6 +2,7 @@ package dev.laneway.engine.tokenizer;
 
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
+import com.hubspot.jinjava.LegacyOverrides;
 import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
@@ -132,6 +133,8 @@ public final class ChatTemplate {
                 .withTrimBlocks(true)
                 // lstrip_blocks is applied by JinjaDialect
                 .withElResolver(resolver)
+                // {{- ... -}} and {#- ... -#} trim whitespace too, as in Jinja2
+                .withLegacyOverrides(LegacyOverrides.newBuilder().withUseTrimmingForNotesAndExpressions(true).build())
                 .build());
         jinja.registerFunction(new ELFunctionDefinition("", "raise_exception", TemplateFunctions.class,
                 "raiseException", String.class));

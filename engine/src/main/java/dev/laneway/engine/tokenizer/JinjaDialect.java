@@ -19,6 +19,7 @@ import java.util.Set;
  *   <li>{@code lstrip_blocks} is applied here, as Jinja2 does it: only whitespace between the start of a line and a
  *       block or comment tag is removed (the Java engine's own option also eats spaces after text on the line).</li>
  *   <li>{@code {% generation %}} markers, which only matter for training masks, are dropped.</li>
+ *   <li>A single newline at the end of the template is dropped, as Jinja2 does by default.</li>
  * </ul>
  */
 final class JinjaDialect {
@@ -29,7 +30,9 @@ final class JinjaDialect {
     private static final Set<String> KEYWORDS = Set.of("and", "or", "not", "if", "else", "elif", "in", "is", "for",
             "set", "return", "with", "filter", "print", "do");
 
-    static String adapt(String source) {
+    static String adapt(String template) {
+        // Jinja2 drops a single trailing newline of a template (keep_trailing_newline is off).
+        String source = template.endsWith("\n") ? template.substring(0, template.length() - 1) : template;
         StringBuilder out = new StringBuilder(source.length() + 64);
         int i = 0;
         int n = source.length();
@@ -216,13 +219,14 @@ final class JinjaDialect {
                             && !nextIsName(tokens, i + 1, "in")) {
                         out.append("not (");
                         pending.push(new Pending(depth, false));
+                        i = nextSignificant(tokens, i + 1) - 1;
                     } else if (!declaresParameters && !brackets.isEmpty() && brackets.peek() == '('
                             && previous != null && (previous.kind == Kind.OPEN || previous.kind == Kind.COMMA)
                             && nextIsOp(tokens, i + 1, "=")) {
                         int eq = nextSignificant(tokens, i + 1);
                         out.append(t.text).append('=').append('(');
                         pending.push(new Pending(depth, true));
-                        i = eq;
+                        i = nextSignificant(tokens, eq + 1) - 1;
                         previous = new Token(Kind.OP, "=");
                         continue;
                     } else {
@@ -235,7 +239,7 @@ final class JinjaDialect {
         }
         while (!pending.isEmpty()) {
             pending.pop();
-            out.append(')');
+            trimTrailingSpaceInto(out);
         }
         return out.toString();
     }

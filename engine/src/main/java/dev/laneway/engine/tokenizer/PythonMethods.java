@@ -54,7 +54,7 @@ final class PythonMethods extends ELResolver {
                     : s.substring(0, 1).toUpperCase(java.util.Locale.ROOT) + s.substring(1).toLowerCase(java.util.Locale.ROOT);
             case "split" -> split(s, args.length > 0 && args[0] != null ? args[0].toString() : null,
                     args.length > 1 ? ((Number) args[1]).intValue() : -1);
-            case "splitlines" -> List.of(s.split("\r\n|\r|\n", -1)).subList(0, lineCount(s));
+            case "splitlines" -> splitLines(s);
             case "replace" -> replace(s, str(args, 0), str(args, 1), args.length > 2 ? ((Number) args[2]).intValue() : -1);
             case "find" -> (long) s.indexOf(str(args, 0));
             case "count" -> (long) count(s, str(args, 0));
@@ -141,7 +141,7 @@ final class PythonMethods extends ELResolver {
                     break;
                 }
                 if (maxSplit >= 0 && parts.size() == maxSplit) {
-                    parts.add(strip(s.substring(i), null, false, true));
+                    parts.add(s.substring(i));
                     break;
                 }
                 int j = i;
@@ -166,10 +166,13 @@ final class PythonMethods extends ELResolver {
         return parts;
     }
 
-    private static int lineCount(String s) {
-        // Python drops the empty string after a final line break, and gives no lines for an empty string.
-        int n = s.split("\r\n|\r|\n", -1).length;
-        return s.isEmpty() ? 0 : (s.endsWith("\n") || s.endsWith("\r") ? n - 1 : n);
+    /** Python's splitlines: no empty last line after a final line break, no lines at all for "". */
+    static List<String> splitLines(String s) {
+        List<String> lines = new ArrayList<>(List.of(s.split("\r\n|\r|\n", -1)));
+        if (lines.get(lines.size() - 1).isEmpty()) {
+            lines.remove(lines.size() - 1);
+        }
+        return lines;
     }
 
     private static String replace(String s, String old, String replacement, int count) {
@@ -209,10 +212,16 @@ final class PythonMethods extends ELResolver {
         return String.join(sep, parts);
     }
 
-    // Property access and type queries are left to the engine's resolvers.
-
+    /** {@code text[i]}, counting from the end for a negative {@code i}; other property access is the engine's. */
     @Override
     public Object getValue(ELContext context, Object base, Object property) {
+        // The engine hands an index over as its decimal text.
+        if (base instanceof String s && property != null && property.toString().matches("-?\\d{1,9}")) {
+            long index = Long.parseLong(property.toString());
+            long i = index < 0 ? s.length() + index : index;
+            context.setPropertyResolved(true);
+            return i >= 0 && i < s.length() ? String.valueOf(s.charAt((int) i)) : null;
+        }
         return null;
     }
 

@@ -23,15 +23,18 @@ import java.util.TreeSet;
  *
  * <p>Thread-safe. Holds native memory: {@link #close()} it.
  */
-public final class TextTokenizer implements AutoCloseable {
+public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.TokenCodec {
     /** Texts of special tokens that end a turn, as llama.cpp recognises them. */
     private static final Set<String> END_OF_TURN = Set.of("<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>",
             "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>", "<|end_of_text|>",
             "<|return|>", "<|call|>");
 
     private final HuggingFaceTokenizer withSpecial;
-    /** The same tokenizer without special added tokens; {@link #withSpecial} itself when there are none. */
-    private final HuggingFaceTokenizer plain;
+    /** {@code tokenizer.json} without its special added tokens, or null when it has none. */
+    private final String plainJson;
+    /** The tokenizer of {@link #plainJson}, made on first use; {@link #withSpecial} itself when there are none. */
+    private volatile HuggingFaceTokenizer plain;
+    private boolean closed;
     private final String[] texts;
     private final boolean[] special;
     private final byte[][] pieces;
@@ -43,9 +46,10 @@ public final class TextTokenizer implements AutoCloseable {
     private final Optional<String> chatTemplate;
 
     private TextTokenizer(TokenizerJson tj, TokenizerConfig config, Set<Integer> extraEndIds,
-                          HuggingFaceTokenizer withSpecial, HuggingFaceTokenizer plain) {
+                          HuggingFaceTokenizer withSpecial) {
         this.withSpecial = withSpecial;
-        this.plain = plain;
+        this.plainJson = tj.hasSpecialAddedTokens() ? tj.withoutSpecialTokens() : null;
+        this.plain = plainJson == null ? withSpecial : null;
         this.texts = tj.texts;
         this.special = tj.special;
         this.pieces = TokenPieces.of(tj);
@@ -86,10 +90,8 @@ public final class TextTokenizer implements AutoCloseable {
         TokenizerJson tj = TokenizerJson.parse(tokenizerJson);
         HuggingFaceTokenizer withSpecial = NativeTokenizers.fromJson(tokenizerJson);
         try {
-            HuggingFaceTokenizer plain = tj.hasSpecialAddedTokens()
-                    ? NativeTokenizers.fromJson(tj.withoutSpecialTokens()) : withSpecial;
-            return new TextTokenizer(tj, config, extraEndIds, withSpecial, plain);
-        } catch (IOException | RuntimeException e) {
+            return new TextTokenizer(tj, config, extraEndIds, withSpecial);
+        } catch (RuntimeException e) {
             withSpecial.close();
             throw e;
         }
@@ -107,7 +109,7 @@ public final class TextTokenizer implements AutoCloseable {
      * @param parseSpecial whether text spelling a special token becomes that token
      */
     public int[] encode(String text, boolean addSpecial, boolean parseSpecial) {
-        int[] body = text.isEmpty() ? new int[0] : tokenize(wellFormed(text), parseSpecial ? withSpecial : plain);
+        int[] body = text.isEmpty() ? new int[0] : tokenize(wellFormed(text), parseSpecial ? withSpecial : plain());
         if (!addSpecial || (prefix.length == 0 && suffix.length == 0)) {
             return body;
         }
@@ -116,6 +118,29 @@ public final class TextTokenizer implements AutoCloseable {
         System.arraycopy(body, 0, out, prefix.length, body.length);
         System.arraycopy(suffix, 0, out, prefix.length + body.length, suffix.length);
         return out;
+    }
+
+    /** The tokenizer that reads special-token text as text; most callers never need it, so it is made lazily. */
+    private HuggingFaceTokenizer plain() {
+        HuggingFaceTokenizer p = plain;
+        if (p == null) {
+            synchronized (this) {
+                if (closed) {
+                    throw new IllegalStateException("the tokenizer is closed");
+                }
+                p = plain;
+                if (p == null) {
+                    try {
+                        p = NativeTokenizers.fromJson(plainJson);
+                    } catch (IOException e) {
+                        // The same file as the one already loaded, less some added tokens: cannot be malformed.
+                        throw new IllegalStateException("could not load the tokenizer without special tokens", e);
+                    }
+                    plain = p;
+                }
+            }
+        }
+        return p;
     }
 
     private static int[] tokenize(String text, HuggingFaceTokenizer tokenizer) {
@@ -259,9 +284,11 @@ public final class TextTokenizer implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        if (plain != withSpecial) {
-            plain.close();
+    public synchronized void close() {
+        closed = true;
+        HuggingFaceTokenizer p = plain;
+        if (p != null && p != withSpecial) {
+            p.close();
         }
         withSpecial.close();
     }

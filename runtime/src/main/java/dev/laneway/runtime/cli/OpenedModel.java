@@ -2,6 +2,7 @@ package dev.laneway.runtime.cli;
 
 import dev.laneway.runtime.routes.DispatchException;
 import dev.laneway.runtime.routes.Dispatcher;
+import dev.laneway.runtime.routes.ModelLocator;
 import dev.laneway.runtime.routes.RouteSetup;
 import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteException;
@@ -16,7 +17,7 @@ final class OpenedModel {
     }
 
     static ServedModel open(ModelOptions options, PrintWriter log) {
-        var routeOptions = options.routeOptions();
+        var routeOptions = ModelLocator.withDefaultAlias(options.located(), options.routeOptions());
         Path dir = ContainerPaths.containerDir(options.located(), log);
         try {
             return new Dispatcher(RouteSetup.catalog()).open(dir, routeOptions, new RouteContext(RouteSetup.cacheDir()));

@@ -24,6 +24,18 @@ public final class ModelLocator {
 
     /** A GGUF file to pack first. */
     public record Gguf(Path file) implements Located {
+        /** The file name without {@code .gguf}: the model's id unless an alias is given. */
+        public String stem() {
+            return file.getFileName().toString().replaceFirst("(?i)\\.gguf$", "");
+        }
+    }
+
+    /** The options with the model id defaulted: a GGUF file is known by its stem, not by its cache directory. */
+    public static dev.laneway.spi.RouteOptions withDefaultAlias(Located located, dev.laneway.spi.RouteOptions options) {
+        if (options.alias().isEmpty() && located instanceof Gguf g) {
+            return options.withAlias(g.stem());
+        }
+        return options;
     }
 
     /**

@@ -28,8 +28,8 @@ public class RouteModelOpener implements ModelOpener {
 
     @Override
     public ServedModel open() throws Exception {
-        RouteOptions options = ServeOptions.from(config);
         ModelLocator.Located located = ModelLocator.locate(Path.of(config.model().orElseThrow()));
+        RouteOptions options = ModelLocator.withDefaultAlias(located, ServeOptions.from(config));
         Path dir = located instanceof ModelLocator.Directory d ? d.dir()
                 : new GgufCache(RouteSetup.cacheDir()).containerFor(((ModelLocator.Gguf) located).file(),
                 PackProgress.NONE);

@@ -3,8 +3,13 @@ package dev.laneway.runtime.serve;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
 import jakarta.inject.Inject;
+import sun.misc.Signal;
 
-/** The running server: the HTTP port is bound, the model loads behind it, and it runs until told to stop. */
+/**
+ * The running server: the HTTP port is bound, the model loads behind it, and it runs until told to stop. SIGTERM and
+ * Ctrl-C stop it gracefully (Quarkus stops taking requests and gives those in flight {@code quarkus.shutdown.timeout}
+ * to finish) and the process exits 0, as an orchestrator expects of a clean stop.
+ */
 public class ServeApplication implements QuarkusApplication {
 
     @Inject
@@ -12,6 +17,9 @@ public class ServeApplication implements QuarkusApplication {
 
     @Override
     public int run(String... args) {
+        for (String name : new String[]{"TERM", "INT"}) {
+            Signal.handle(new Signal(name), signal -> Quarkus.asyncExit(0));
+        }
         Quarkus.waitForExit();
         return models.exitCode();
     }

@@ -1,0 +1,79 @@
+package dev.laneway.engine.model;
+
+import dev.laneway.engine.lane.DeviceRegistry;
+import dev.laneway.spi.OptionRefusal;
+import dev.laneway.spi.RouteOptions;
+
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+
+/**
+ * The {@code --opt} keys of the engine's routes and their checks: {@code threads} (kernel threads),
+ * {@code ctx} (context length), {@code batch} (prompt tokens per forward call) and {@code kernels}
+ * ({@code java}, {@code native}, {@code native-avx2}, ...).
+ *
+ * @param threads  kernel threads, or empty for one per core
+ * @param context  context length, or empty for the model's (at most {@link #DEFAULT_MAX_CONTEXT})
+ * @param batch    prompt tokens per forward call
+ * @param kernels  the kernels asked for, or empty to choose
+ */
+public record EngineOptions(OptionalInt threads, OptionalInt context, int batch, Optional<String> kernels) {
+    /** The keys. */
+    public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels");
+    /** The context used when the model's own is longer and {@code ctx} is not given. */
+    public static final int DEFAULT_MAX_CONTEXT = 4096;
+    /** Prompt tokens per forward call when {@code batch} is not given. */
+    public static final int DEFAULT_BATCH = 128;
+    private static final int MAX_BATCH = 4096;
+
+    /**
+     * Reads the keys from the options.
+     *
+     * @throws IllegalArgumentException with the refusal's text when a value is malformed
+     */
+    public static EngineOptions of(RouteOptions options) {
+        return new EngineOptions(positive(options, "threads", 1 << 10), positive(options, "ctx", 1 << 24),
+                positive(options, "batch", MAX_BATCH).orElse(DEFAULT_BATCH), options.opt("kernels"));
+    }
+
+    /** The context length for a model trained on {@code trained} positions. */
+    public int contextFor(int trained) {
+        return context.orElse(Math.min(trained, DEFAULT_MAX_CONTEXT));
+    }
+
+    /**
+     * The first option of these the engine cannot honour: a malformed {@code --opt} value or an unknown device.
+     * Constructing a device object opens nothing.
+     */
+    public static Optional<OptionRefusal> refusal(RouteOptions options) {
+        try {
+            of(options);
+        } catch (IllegalArgumentException e) {
+            return Optional.of(new OptionRefusal(e.getMessage().split(":")[0], e.getMessage()
+                    .substring(e.getMessage().indexOf(':') + 1).trim()));
+        }
+        try {
+            DeviceRegistry.discover().open(options.device());
+        } catch (IllegalArgumentException e) {
+            return Optional.of(new OptionRefusal("--device " + options.device(), e.getMessage()));
+        }
+        return Optional.empty();
+    }
+
+    private static OptionalInt positive(RouteOptions options, String key, int max) {
+        Optional<String> v = options.opt(key);
+        if (v.isEmpty()) {
+            return OptionalInt.empty();
+        }
+        try {
+            int n = Integer.parseInt(v.get().trim());
+            if (n >= 1 && n <= max) {
+                return OptionalInt.of(n);
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--opt " + key + "=" + v.get() + ": expected a whole number from 1 to " + max);
+    }
+}

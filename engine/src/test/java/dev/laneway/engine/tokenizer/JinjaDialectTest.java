@@ -1,0 +1,56 @@
+package dev.laneway.engine.tokenizer;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class JinjaDialectTest {
+
+    @Test
+    void parenthesizesTheOperandOfUnaryNot() {
+        assertEquals("{% if not (a == b) and c %}", JinjaDialect.adapt("{% if not a == b and c %}"));
+        assertEquals("{{ x if not (y) else z }}", JinjaDialect.adapt("{{ x if not y else z }}"));
+        assertEquals("{%- if not (m['role'] == 'x') -%}", JinjaDialect.adapt("{%- if not m['role'] == 'x' -%}"));
+        assertEquals("{{ f(not (a), b) }}", JinjaDialect.adapt("{{ f(not a, b) }}"));
+        assertEquals("{{ not (not (a)) }}", JinjaDialect.adapt("{{ not not a }}"));
+    }
+
+    @Test
+    void leavesBinaryNotAlone() {
+        assertEquals("{% if a is not none %}", JinjaDialect.adapt("{% if a is not none %}"));
+        assertEquals("{% if 'x' not in y %}", JinjaDialect.adapt("{% if 'x' not in y %}"));
+        assertEquals("{{ 'not a == b' }}", JinjaDialect.adapt("{{ 'not a == b' }}"));
+    }
+
+    @Test
+    void parenthesizesKeywordArgumentValues() {
+        assertEquals("{% set ns = namespace(a=(x|length - 1), b=(true)) %}",
+                JinjaDialect.adapt("{% set ns = namespace(a=x|length - 1, b=true) %}"));
+        assertEquals("{{ f(a == b) }}", JinjaDialect.adapt("{{ f(a == b) }}"));
+        assertEquals("{% macro m(x, y=1) %}", JinjaDialect.adapt("{% macro m(x, y=1) %}"));
+    }
+
+    @Test
+    void reversesWithAFilter() {
+        assertEquals("{% for m in messages|reverse|list %}", JinjaDialect.adapt("{% for m in messages[::-1] %}"));
+    }
+
+    @Test
+    void stripsOnlyLeadingWhitespaceOfALine() {
+        assertEquals("x {% if a %}\n{% endif %}", JinjaDialect.adapt("x {% if a %}\n  {% endif %}"));
+        assertEquals("  {%- if a %}", JinjaDialect.adapt("  {%- if a %}"));
+        assertEquals("{# c #}", JinjaDialect.adapt("   {# c #}"));
+    }
+
+    @Test
+    void leavesRawBlocksAndDropsGenerationMarkers() {
+        assertEquals("{% raw %}{{ not a == b }}{% endraw %}",
+                JinjaDialect.adapt("{% raw %}{{ not a == b }}{% endraw %}"));
+        assertEquals("{{ x }}", JinjaDialect.adapt("{% generation %}{{ x }}{% endgeneration %}"));
+    }
+
+    @Test
+    void dropsOneTrailingNewline() {
+        assertEquals("{{ x }}\n", JinjaDialect.adapt("{{ x }}\n\n"));
+    }
+}

@@ -1,0 +1,77 @@
+package dev.laneway.route.generic;
+
+import dev.laneway.engine.container.Container;
+import dev.laneway.engine.forward.PlanException;
+import dev.laneway.engine.model.EngineOptions;
+import dev.laneway.engine.model.ModelAssembly;
+import dev.laneway.spi.Claim;
+import dev.laneway.spi.OptionRefusal;
+import dev.laneway.spi.Route;
+import dev.laneway.spi.RouteContext;
+import dev.laneway.spi.RouteException;
+import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.ServedModel;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The model-generic route: serves any valid container through the per-op forward, which executes the container's
+ * {@code plan.json}. It is asked last and claims every container it can read, so a valid container is never refused
+ * for not being a special shape.
+ */
+public final class GenericRoute implements Route {
+
+    @Override
+    public String name() {
+        return "generic";
+    }
+
+    @Override
+    public int priority() {
+        return 0;
+    }
+
+    @Override
+    public boolean generic() {
+        return true;
+    }
+
+    @Override
+    public Claim claim(Path dir, RouteOptions options) {
+        if (!Container.looksLikeOne(dir)) {
+            return Claim.notMine("not a container: it needs model.q4nx, config.json, tokenizer.json and plan.json"
+                    + " (./laneway pack makes one from a .gguf file or a Hugging Face checkpoint)");
+        }
+        try {
+            return Claim.mine(Container.open(dir).describe());
+        } catch (IOException | RuntimeException e) {
+            return Claim.cannotServe("the container is not valid: " + e.getMessage());
+        }
+    }
+
+    @Override
+    public Set<String> optKeys() {
+        return EngineOptions.KEYS;
+    }
+
+    @Override
+    public Optional<OptionRefusal> refusal(RouteOptions options) {
+        if (options.laya().isPresent()) {
+            return Optional.of(new OptionRefusal("--laya " + options.laya().get(),
+                    "laya routing is not part of this build yet"));
+        }
+        return EngineOptions.refusal(options);
+    }
+
+    @Override
+    public ServedModel open(Path dir, RouteOptions options, RouteContext context) throws RouteException {
+        try {
+            return ModelAssembly.perOp(dir, options, name());
+        } catch (IOException | PlanException | IllegalArgumentException e) {
+            throw new RouteException("cannot open " + dir + ": " + e.getMessage(), e);
+        }
+    }
+}
