@@ -2,6 +2,7 @@ package dev.laneway.runtime.api;
 
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.restassured.RestAssured;
+import io.restassured.response.Response;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,8 +38,12 @@ public class StoriesProfile implements QuarkusTestProfile {
     /** Waits, boundedly, for the model to load behind the already open port. */
     static void awaitReady() throws InterruptedException {
         for (int i = 0; i < 1200; i++) {
-            if (RestAssured.given().get("/health").statusCode() == 200) {
+            Response health = RestAssured.given().get("/health");
+            if (health.statusCode() == 200) {
                 return;
+            }
+            if (!"loading".equals(health.path("status"))) {
+                break;
             }
             Thread.sleep(50);
         }
