@@ -10,11 +10,10 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -35,23 +34,37 @@ public class GenerationScheduler {
     private final Set<GenerationJob> jobs = ConcurrentHashMap.newKeySet();
     private final AtomicInteger running = new AtomicInteger();
     private ThreadPoolExecutor slots;
+    private Semaphore admitted;
+    private int streams;
+    private int queueMax;
 
     @PostConstruct
     void start() {
-        int streams = config.streams();
-        int queueMax = config.queue().max();
+        start(config.streams(), config.queue().max());
+    }
+
+    /** Opens {@code streams} slots and a queue of {@code queueMax} places. */
+    void start(int streams, int queueMax) {
         if (streams < 1 || queueMax < 0) {
             throw new IllegalStateException("laneway.streams must be at least 1 and laneway.queue.max at least 0, were "
                     + streams + " and " + queueMax);
         }
-        BlockingQueue<Runnable> queue = queueMax == 0 ? new SynchronousQueue<>() : new ArrayBlockingQueue<>(queueMax);
-        slots = new ThreadPoolExecutor(streams, streams, 0, TimeUnit.MILLISECONDS, queue, threads(),
-                new ThreadPoolExecutor.AbortPolicy());
+        this.streams = streams;
+        this.queueMax = queueMax;
+        // Admission is counted here, not by the executor's queue: a burst must not be refused while slots are idle
+        // only because their threads have not yet taken the jobs queued for them.
+        admitted = new Semaphore(streams + queueMax);
+        slots = new ThreadPoolExecutor(streams, streams, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+                threads());
         slots.prestartAllCoreThreads();
     }
 
     /** Ends running generations at their next step before the model is closed. */
     void onStop(@Observes @Priority(1) ShutdownEvent event) {
+        stop();
+    }
+
+    void stop() {
         jobs.forEach(GenerationJob::cancel);
         slots.shutdownNow();
         try {
@@ -69,23 +82,30 @@ public class GenerationScheduler {
      * @throws ApiException 503 when every slot is busy and the queue is full
      */
     void submit(GenerationJob job) {
+        if (!admitted.tryAcquire()) {
+            throw ApiException.overloaded("all " + streams + " streams are busy and " + queueMax
+                    + " requests are already waiting; retry later");
+        }
         jobs.add(job);
         try {
-            slots.execute(() -> {
-                running.incrementAndGet();
-                try {
-                    if (!job.cancelled()) {
-                        job.run();
-                    }
-                } finally {
-                    running.decrementAndGet();
-                    jobs.remove(job);
-                }
-            });
+            slots.execute(() -> run(job));
         } catch (RejectedExecutionException e) {
             jobs.remove(job);
-            throw ApiException.overloaded("all " + config.streams() + " streams are busy and "
-                    + config.queue().max() + " requests are already waiting; retry later");
+            admitted.release();
+            throw ApiException.notReady("the server is shutting down");
+        }
+    }
+
+    private void run(GenerationJob job) {
+        running.incrementAndGet();
+        try {
+            if (!job.cancelled()) {
+                job.run();
+            }
+        } finally {
+            running.decrementAndGet();
+            jobs.remove(job);
+            admitted.release();
         }
     }
 
