@@ -267,12 +267,7 @@ class ScriptedServerTest {
 
     @Test
     void aClientThatDisconnectsStopsItsGenerationAndFreesTheStream() throws Exception {
-        try (Socket socket = new Socket(server.getHost(), server.getPort())) {
-            String body = "{\"prompt\":\"forever:\",\"stream\":true}";
-            OutputStream out = socket.getOutputStream();
-            out.write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+        try (Socket socket = openRequest("{\"prompt\":\"forever:\",\"stream\":true}")) {
             InputStream in = socket.getInputStream();
             String seen = "";
             byte[] buffer = new byte[256];
@@ -282,14 +277,38 @@ class ScriptedServerTest {
                 seen += new String(buffer, 0, n, StandardCharsets.UTF_8);
             }
         }
+        assertStoppedEarly();
+        // The only stream is free again: this one runs at once rather than waiting or being refused.
+        post("/v1/completions", "{\"prompt\":\"say:next\"}").then().statusCode(200)
+                .body("choices[0].text", equalTo("next"));
+    }
+
+    @Test
+    void aClientThatLeavesBeforeAWholeAnswerStopsItsGeneration() throws Exception {
+        try (Socket socket = openRequest("{\"prompt\":\"forever:\"}")) {
+            // Wait until the generation runs, then leave without reading.
+            for (int i = 0; i < 400 && !given().get("/q/metrics").asString().contains("laneway_streams_busy 1.0"); i++) {
+                Thread.sleep(10);
+            }
+        }
+        assertStoppedEarly();
+    }
+
+    private Socket openRequest(String body) throws java.io.IOException {
+        Socket socket = new Socket(server.getHost(), server.getPort());
+        OutputStream out = socket.getOutputStream();
+        out.write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        return socket;
+    }
+
+    private static void assertStoppedEarly() throws InterruptedException {
         GenerationResult abandoned = ScriptedModel.FINISHED.poll(10, TimeUnit.SECONDS);
         assertNotNull(abandoned, "the abandoned generation ended");
         assertEquals(FinishReason.STOPPED, abandoned.finish());
         assertTrue(abandoned.generatedTokens() < 2000, "it stopped long before its budget: "
                 + abandoned.generatedTokens());
-        // The only stream is free again: this one runs at once rather than waiting or being refused.
-        post("/v1/completions", "{\"prompt\":\"say:next\"}").then().statusCode(200)
-                .body("choices[0].text", equalTo("next"));
     }
 
     @Test
