@@ -11,7 +11,9 @@ import java.util.concurrent.Flow;
  * A failure ends the stream with one {@code data: {"error":...}} event and no {@code [DONE]}.
  */
 final class StreamReply implements ReplySink {
-    static final byte[] DONE = frame("[DONE]");
+    private static final byte[] DATA = "data: ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] END = "\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DONE = frame("[DONE]".getBytes(StandardCharsets.US_ASCII));
 
     private final ReplyFormat format;
     private final Flow.Subscriber<byte[]> out;
@@ -56,10 +58,15 @@ final class StreamReply implements ReplySink {
     }
 
     private void send(Object chunk) {
-        out.onNext(frame(new String(HttpReply.write(chunk, mapper), StandardCharsets.UTF_8)));
+        out.onNext(frame(HttpReply.write(chunk, mapper)));
     }
 
-    static byte[] frame(String data) {
-        return ("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8);
+    /** One event: {@code data: }, the payload (one line: JSON escapes every newline), a blank line. */
+    static byte[] frame(byte[] data) {
+        byte[] frame = new byte[DATA.length + data.length + END.length];
+        System.arraycopy(DATA, 0, frame, 0, DATA.length);
+        System.arraycopy(data, 0, frame, DATA.length, data.length);
+        System.arraycopy(END, 0, frame, DATA.length + data.length, END.length);
+        return frame;
     }
 }
