@@ -18,12 +18,15 @@ import dev.laneway.engine.tokenizer.TextTokenizer;
 import dev.laneway.engine.tokenizer.TokenizerLoader;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ModelInfo;
+import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteOptions;
 import dev.laneway.spi.device.Device;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Optional;
 import java.util.Map;
 
 /**
@@ -34,8 +37,18 @@ public final class ModelAssembly {
     private ModelAssembly() {
     }
 
-    /** Opens {@code dir} for serving by {@code route} with the per-op forward. */
+    /** Opens {@code dir} for serving by {@code route} with the per-op forward, without runtime settings. */
     public static LanewayModel perOp(Path dir, RouteOptions options, String route) throws IOException {
+        return perOp(dir, options, route, new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
+    }
+
+    /**
+     * Opens {@code dir} for serving by {@code route} with the per-op forward. The context's settings give the
+     * watchdog's limit ({@link RouteContext#WATCHDOG_SECONDS}, 0 for none) and the lock file of a device that allows
+     * one context at a time ({@link RouteContext#DEVICE_LOCK}).
+     */
+    public static LanewayModel perOp(Path dir, RouteOptions options, String route, RouteContext context)
+            throws IOException {
         Container container = Container.open(dir);
         EngineOptions engine = EngineOptions.of(options);
         ModelConfig config = container.config();
@@ -48,16 +61,28 @@ public final class ModelAssembly {
         Device device = DeviceRegistry.discover().open(options.device());
         LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
                 dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
-                ContextGate.open(), Clock.SYSTEM);
+                gate(device, context), Clock.SYSTEM);
+        long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
+        if (watchdog > 0) {
+            lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);
+        }
         String id = options.alias().orElse(dir.getFileName().toString());
         ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route, device.name(),
                 metadata(container, kernels, engine));
         return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, () -> {
+            lanes.close();
             tokenizer.close();
             if (kernels instanceof AutoCloseable c) {
                 c.close();
             }
         });
+    }
+
+    /** Shares a device's contexts; one that allows a single context is also locked across processes. */
+    static ContextGate gate(Device device, RouteContext context) {
+        Path lock = context.setting(RouteContext.DEVICE_LOCK).map(Path::of).orElseGet(() ->
+                Path.of(System.getProperty("java.io.tmpdir"), "laneway-" + device.kind() + ".lock"));
+        return new ContextGate(device.maxContexts(), Optional.of(lock));
     }
 
     private static int[] endOfText(TextTokenizer tokenizer, ModelConfig config) {
