@@ -76,7 +76,8 @@ class KubernetesManifestsTest {
     @Test
     void aWrongTypeOrAnUnknownKindFailsTheReading() {
         IllegalArgumentException type = assertThrows(IllegalArgumentException.class,
-                () -> KubernetesManifests.read("t.yaml", "apiVersion: apps/v1\nkind: Deployment\nspec: {replicas: two}\n"));
+                () -> KubernetesManifests.read("t.yaml",
+                        "apiVersion: apps/v1\nkind: Deployment\nspec: {replicas: two}\n"));
         assertTrue(type.getMessage().contains("replicas"), type.getMessage());
         IllegalArgumentException kind = assertThrows(IllegalArgumentException.class,
                 () -> KubernetesManifests.read("k.yaml", "---\napiVersion: v1\nkind: Service\n---\n"
@@ -114,7 +115,8 @@ class KubernetesManifestsTest {
         mounts.values().forEach(m -> assertTrue(volumes.contains(m.getName()), "no volume " + m.getName()));
         assertEquals(Boolean.TRUE, mounts.get("/models").getReadOnly());
         assertEquals(Boolean.TRUE, container.getSecurityContext().getReadOnlyRootFilesystem());
-        assertTrue(mounts.containsKey(dockerfileValue(dockerfile, "LANEWAY_CACHE_DIR=(\\S+)")), mounts.keySet()::toString);
+        String cacheDir = dockerfileValue(dockerfile, "LANEWAY_CACHE_DIR=(\\S+)");
+        assertTrue(mounts.containsKey(cacheDir), mounts.keySet()::toString);
         assertTrue(mounts.containsKey("/tmp"), mounts.keySet()::toString);
         assertTrue(env(container, "LANEWAY_MODEL").getValue().startsWith("/models/"));
 
