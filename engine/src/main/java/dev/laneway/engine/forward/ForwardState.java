@@ -15,7 +15,7 @@ public final class ForwardState {
     final int maxBatch;
     final int[] tokens;
 
-    ForwardState(List<Plan.Dim> bufferDims, Dims dims, int maxBatch) {
+    ForwardState(List<Plan.Dim> bufferDims, Dims dims, int maxBatch, KvCache.Precision kv) {
         this.maxBatch = maxBatch;
         this.buffers = new float[bufferDims.size()][];
         for (int i = 0; i < buffers.length; i++) {
@@ -23,7 +23,7 @@ public final class ForwardState {
             int rows = bufferDims.get(i) == Plan.Dim.VOCAB ? 1 : maxBatch;
             buffers[i] = new float[Math.multiplyExact(rows, size(bufferDims.get(i), dims))];
         }
-        this.cache = new KvCache(dims.layers(), dims.contextLength(), dims.kvDim());
+        this.cache = new KvCache(dims.layers(), dims.contextLength(), dims.kvDim(), kv);
         this.tokens = new int[maxBatch];
     }
 

@@ -83,9 +83,14 @@ public final class PlanForward {
         return kernels;
     }
 
-    /** Fresh activations and KV cache for one stream, for batches of up to {@code maxBatch} tokens. */
+    /** Fresh activations and a half-precision KV cache for one stream, for batches of up to {@code maxBatch}. */
     public ForwardState newState(int maxBatch) {
-        return new ForwardState(bufferDims, dims, maxBatch);
+        return newState(maxBatch, dev.laneway.engine.kernels.KvCache.Precision.F16);
+    }
+
+    /** Fresh activations and KV cache of the given precision for one stream. */
+    public ForwardState newState(int maxBatch, dev.laneway.engine.kernels.KvCache.Precision kv) {
+        return new ForwardState(bufferDims, dims, maxBatch, kv);
     }
 
     /**

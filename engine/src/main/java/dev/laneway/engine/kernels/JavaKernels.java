@@ -98,6 +98,10 @@ public final class JavaKernels implements Kernels {
 
     @Override
     public void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape) {
+        if (cache.f16()) {
+            HalfAttention.attend(out, q, cache, batch, startPos, shape);
+            return;
+        }
         int headDim = shape.headDim();
         int kvDim = shape.kvDim();
         int group = shape.heads() / shape.kvHeads();

@@ -2,6 +2,7 @@ package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.PlanForward;
 import dev.laneway.engine.generate.Generator;
+import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
@@ -42,11 +43,18 @@ public final class LanePool {
      */
     public static LanePool create(int streams, Device device, PlanForward forward, int maxBatch, int[] endOfText,
                                   LaneTimeouts timeouts, ContextGate gate, Clock clock) {
+        return create(streams, device, forward, maxBatch, KvCache.Precision.F16, endOfText, timeouts, gate, clock);
+    }
+
+    /** As above, with the KV cache in the given precision. */
+    public static LanePool create(int streams, Device device, PlanForward forward, int maxBatch,
+                                  KvCache.Precision kv, int[] endOfText, LaneTimeouts timeouts, ContextGate gate,
+                                  Clock clock) {
         FaultLog faults = new FaultLog(32);
         Generator generator = new Generator(forward.dims(), maxBatch, endOfText);
         List<Lane> lanes = new ArrayList<>();
         for (int i = 0; i < streams; i++) {
-            lanes.add(new Lane(device, gate, forward, forward.newState(maxBatch), generator, faults, timeouts, clock));
+            lanes.add(new Lane(device, gate, forward, forward.newState(maxBatch, kv), generator, faults, timeouts, clock));
         }
         return new LanePool(lanes, faults, device, timeouts.open());
     }

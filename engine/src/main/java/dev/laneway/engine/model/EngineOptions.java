@@ -1,5 +1,6 @@
 package dev.laneway.engine.model;
 
+import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.lane.DeviceRegistry;
 import dev.laneway.spi.OptionRefusal;
 import dev.laneway.spi.RouteOptions;
@@ -11,16 +12,19 @@ import java.util.Set;
 /**
  * The {@code --opt} keys of the engine's routes and their checks: {@code threads} (kernel threads),
  * {@code ctx} (context length), {@code batch} (prompt tokens per forward call) and {@code kernels}
- * ({@code java}, {@code native}, {@code native-avx2}, ...).
+ * ({@code java}, {@code native}, {@code native-avx2}, ...) and {@code kv} (the KV cache's precision, {@code f16} as
+ * llama.cpp keeps it, or {@code f32}).
  *
  * @param threads  kernel threads, or empty for one per core
  * @param context  context length, or empty for the model's (at most {@link #DEFAULT_MAX_CONTEXT})
  * @param batch    prompt tokens per forward call
  * @param kernels  the kernels asked for, or empty to choose
+ * @param kv       the KV cache's precision
  */
-public record EngineOptions(OptionalInt threads, OptionalInt context, int batch, Optional<String> kernels) {
+public record EngineOptions(OptionalInt threads, OptionalInt context, int batch, Optional<String> kernels,
+                            KvCache.Precision kv) {
     /** The keys. */
-    public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels");
+    public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels", "kv");
     /** The context used when the model's own is longer and {@code ctx} is not given. */
     public static final int DEFAULT_MAX_CONTEXT = 4096;
     /** Prompt tokens per forward call when {@code batch} is not given. */
@@ -34,7 +38,7 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
      */
     public static EngineOptions of(RouteOptions options) {
         return new EngineOptions(positive(options, "threads", 1 << 10), positive(options, "ctx", 1 << 24),
-                positive(options, "batch", MAX_BATCH).orElse(DEFAULT_BATCH), options.opt("kernels"));
+                positive(options, "batch", MAX_BATCH).orElse(DEFAULT_BATCH), options.opt("kernels"), kv(options));
     }
 
     /** The context length for a model trained on {@code trained} positions. */
@@ -59,6 +63,15 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
             return Optional.of(new OptionRefusal("--device " + options.device(), e.getMessage()));
         }
         return Optional.empty();
+    }
+
+    private static KvCache.Precision kv(RouteOptions options) {
+        String v = options.opt("kv").orElse("f16");
+        return switch (v) {
+            case "f16" -> KvCache.Precision.F16;
+            case "f32" -> KvCache.Precision.F32;
+            default -> throw new IllegalArgumentException("--opt kv=" + v + ": expected f16 or f32");
+        };
     }
 
     private static OptionalInt positive(RouteOptions options, String key, int max) {

@@ -47,8 +47,8 @@ public final class ModelAssembly {
         TextTokenizer tokenizer = TokenizerLoader.load(dir);
         Device device = DeviceRegistry.discover().open(options.device());
         LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
-                dims.contextLength()), endOfText(tokenizer, config), LaneTimeouts.DEFAULT, ContextGate.open(),
-                Clock.SYSTEM);
+                dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
+                ContextGate.open(), Clock.SYSTEM);
         String id = options.alias().orElse(dir.getFileName().toString());
         ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route, device.name(),
                 metadata(container, kernels, engine));
@@ -71,6 +71,7 @@ public final class ModelAssembly {
         m.put("shape", c.describe());
         m.put("kernels", kernels.name());
         m.put("batch", Integer.toString(engine.batch()));
+        m.put("kv", engine.kv().name().toLowerCase(java.util.Locale.ROOT));
         return m;
     }
 

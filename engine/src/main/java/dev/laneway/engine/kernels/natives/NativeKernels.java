@@ -149,6 +149,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
 
     @Override
     public void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape) {
+        if (cache.f16()) {
+            dev.laneway.engine.kernels.HalfAttention.attend(out, q, cache, batch, startPos, shape);
+            return;
+        }
         requireBatch(batch);
         if (cache.kvDim() != shape.kvDim()) {
             throw new IllegalArgumentException("attention: cache kv dim " + cache.kvDim() + " but shape kv dim "

@@ -1,0 +1,62 @@
+package dev.laneway.engine.testing;
+
+import dev.laneway.engine.model.LanewayModel;
+import dev.laneway.engine.model.ModelAssembly;
+import dev.laneway.engine.pack.CheckpointPacker;
+import dev.laneway.engine.pack.GgufPacker;
+import dev.laneway.spi.PackOptions;
+import dev.laneway.spi.PackProgress;
+import dev.laneway.spi.RouteOptions;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/** The shared models packed into containers once per test JVM, in a temporary directory. */
+public final class Packed {
+    private static final Map<String, Path> PACKED = new HashMap<>();
+    private static Path root;
+
+    private Packed() {
+    }
+
+    /** stories260K's GGUF file packed with {@code quant} ({@code f32}, {@code q8}, {@code q4_1}, {@code bf16}). */
+    public static synchronized Path stories260k(String quant) {
+        return pack("stories260k-" + quant, Shared.stories260kGguf(), quant, false);
+    }
+
+    /** The tinystories-656k checkpoint packed with {@code quant}. */
+    public static synchronized Path tinystories(String quant) {
+        return pack("tinystories-" + quant, Shared.tinystoriesCheckpoint(), quant, false);
+    }
+
+    /** A container opened through the per-op forward on the given kernels ({@code java} or {@code native}). */
+    public static LanewayModel open(Path container, String kernels) {
+        try {
+            return ModelAssembly.perOp(container, RouteOptions.defaults().withOpt("kernels", kernels), "generic");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Path pack(String name, Path source, String quant, boolean lane) {
+        return PACKED.computeIfAbsent(name, n -> {
+            try {
+                if (root == null) {
+                    root = Files.createTempDirectory("laneway-packed");
+                    root.toFile().deleteOnExit();
+                }
+                Path target = root.resolve(n);
+                var packer = Files.isDirectory(source) ? new CheckpointPacker() : new GgufPacker();
+                packer.pack(source, target, new PackOptions(Optional.of(quant), lane), PackProgress.NONE);
+                return target;
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+    }
+}
