@@ -47,10 +47,23 @@ public interface LanewayConfig {
     /** Derived files that outlive the process, such as packed GGUF files. */
     Cache cache();
 
+    /** Requests that wait for a free stream. */
+    Queue queue();
+
     /** Route plugin settings. */
     interface Routes {
         /** The directory of route plugin jars. */
         Optional<String> dir();
+    }
+
+    /** Queue settings. */
+    interface Queue {
+        /**
+         * The most requests that wait for a free stream; beyond it a request is refused at once with 503 and
+         * {@code Retry-After}. 0: none wait.
+         */
+        @WithDefault("64")
+        int max();
     }
 
     /** Cache settings. */

@@ -1,16 +1,7 @@
 package dev.laneway.runtime.serve;
 
 import dev.laneway.runtime.cli.ExitCodes;
-import dev.laneway.runtime.routes.DispatchReport;
-import dev.laneway.runtime.routes.Dispatcher;
-import dev.laneway.runtime.routes.GgufCache;
-import dev.laneway.runtime.routes.ModelLocator;
-import dev.laneway.runtime.routes.RouteSetup;
-import dev.laneway.runtime.routes.Verdict;
-import dev.laneway.spi.PackProgress;
-import dev.laneway.spi.Route;
-import dev.laneway.spi.RouteContext;
-import dev.laneway.spi.RouteOptions;
+import dev.laneway.runtime.routes.DispatchException;
 import dev.laneway.spi.ServedModel;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
@@ -20,7 +11,6 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -38,6 +28,9 @@ public class ModelService {
 
     @Inject
     LanewayConfig config;
+
+    @Inject
+    ModelOpener opener;
 
     private volatile State state = State.LOADING;
     private volatile ServedModel model;
@@ -64,28 +57,18 @@ public class ModelService {
 
     private void load() {
         try {
-            ModelLocator.Located located = ModelLocator.locate(Path.of(config.model().get()));
-            RouteOptions options = ModelLocator.withDefaultAlias(located, ServeOptions.from(config));
-            Path dir = located instanceof ModelLocator.Directory d ? d.dir()
-                    : new GgufCache(RouteSetup.cacheDir()).containerFor(((ModelLocator.Gguf) located).file(),
-                    PackProgress.NONE);
-            DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir, options);
-            for (Verdict v : report.declines()) {
-                LOG.infof("route '%s' declines %s: %s", v.route().name(), dir, v.reason());
-            }
-            if (report.refusal().isPresent()) {
-                fail(ExitCodes.USAGE, report.refusal().get());
-                return;
-            }
-            Route route = report.serving().orElseThrow();
-            LOG.infof("route '%s' serves %s", route.name(), dir);
-            ServedModel opened = route.open(dir, options, new RouteContext(RouteSetup.cacheDir()));
-            model = opened;
-            state = State.READY;
-            LOG.infof("model '%s' ready on %s", opened.id(), opened.info().device());
+            ready(opener.open());
+        } catch (DispatchException e) {
+            fail(ExitCodes.USAGE, e.getMessage());
         } catch (Exception | LinkageError e) {
             fail(ExitCodes.FAILED, "cannot serve " + config.model().get() + ": " + e.getMessage());
         }
+    }
+
+    private void ready(ServedModel opened) {
+        model = opened;
+        state = State.READY;
+        LOG.infof("model '%s' ready on %s", opened.id(), opened.info().device());
     }
 
     private void fail(int code, String reason) {

@@ -1,0 +1,96 @@
+package dev.laneway.runtime.api;
+
+import java.util.OptionalInt;
+
+/**
+ * A request the API answers with an OpenAI-style error body instead of a result. The message is for the client: it
+ * names what was wrong and never carries a stack trace or a server path.
+ */
+public final class ApiException extends RuntimeException {
+    private final int status;
+    private final String type;
+    private final String code;
+    private final String param;
+    private final OptionalInt retryAfterSeconds;
+
+    private ApiException(int status, String type, String code, String param, String message, OptionalInt retryAfter) {
+        super(message, null, false, false);
+        this.status = status;
+        this.type = type;
+        this.code = code;
+        this.param = param;
+        this.retryAfterSeconds = retryAfter;
+    }
+
+    /** 400: a field has a value the API cannot use. */
+    public static ApiException invalidValue(String param, String message) {
+        return new ApiException(400, "invalid_request_error", "invalid_value", param, message, OptionalInt.empty());
+    }
+
+    /** 400: a field has the wrong JSON type. */
+    public static ApiException invalidType(String param, String message) {
+        return new ApiException(400, "invalid_request_error", "invalid_type", param, message, OptionalInt.empty());
+    }
+
+    /** 400: the body is not a JSON object. */
+    public static ApiException invalidJson(String message) {
+        return new ApiException(400, "invalid_request_error", "invalid_json", null, message, OptionalInt.empty());
+    }
+
+    /** 400: the prompt leaves no room in the context for even one generated token. */
+    public static ApiException contextExceeded(String param, String message) {
+        return new ApiException(400, "invalid_request_error", "context_length_exceeded", param, message,
+                OptionalInt.empty());
+    }
+
+    /** 404: the request names a model this server does not serve. */
+    public static ApiException modelNotFound(String requested, String served) {
+        return new ApiException(404, "invalid_request_error", "model_not_found", "model",
+                "the model '" + requested + "' does not exist; this server serves '" + served + "'",
+                OptionalInt.empty());
+    }
+
+    /** 401: the API key is missing or wrong. */
+    public static ApiException unauthorized(String message) {
+        return new ApiException(401, "authentication_error", "invalid_api_key", null, message, OptionalInt.empty());
+    }
+
+    /** 503: the model is still loading (or failed to load). */
+    public static ApiException notReady(String message) {
+        return new ApiException(503, "unavailable_error", "model_not_ready", null, message, OptionalInt.of(1));
+    }
+
+    /** 503: every stream is busy and the queue is full. */
+    public static ApiException overloaded(String message) {
+        return new ApiException(503, "overloaded_error", "queue_full", null, message, OptionalInt.of(1));
+    }
+
+    /** 503: the device failed this generation; the next one starts afresh. */
+    public static ApiException deviceFault(String message) {
+        return new ApiException(503, "device_error", "device_fault", null, message, OptionalInt.empty());
+    }
+
+    /** 500: a fault of the server; the details stay in its log. */
+    public static ApiException internal() {
+        return new ApiException(500, "server_error", "internal_error", null,
+                "the server failed to answer this request; its log has the details", OptionalInt.empty());
+    }
+
+    /** Any other HTTP-level refusal (404 path, 405 method, 406, 413, 415 media type), with HTTP's own wording. */
+    public static ApiException http(int status, String code, String message) {
+        return new ApiException(status, "invalid_request_error", code, null, message, OptionalInt.empty());
+    }
+
+    public int status() {
+        return status;
+    }
+
+    public OptionalInt retryAfterSeconds() {
+        return retryAfterSeconds;
+    }
+
+    /** The wire form, {@code {"error":{...}}}. */
+    public ErrorBody body() {
+        return new ErrorBody(new ErrorBody.Error(getMessage(), type, param, code));
+    }
+}

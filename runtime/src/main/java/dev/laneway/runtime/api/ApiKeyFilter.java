@@ -1,0 +1,71 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.runtime.serve.LanewayConfig;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * With {@code laneway.api-key} set, every request but the health checks must carry {@code Authorization: Bearer
+ * KEY}. It runs before any other handler, so metrics and unknown paths are covered too. Keys are compared through
+ * their SHA-256 digests in constant time, so neither the content nor the length of the key leaks through timing.
+ */
+@ApplicationScoped
+public class ApiKeyFilter {
+    private static final String BEARER = "Bearer ";
+
+    @Inject
+    LanewayConfig config;
+
+    @Inject
+    ObjectMapper mapper;
+
+    void install(@Observes Router router) {
+        config.apiKey().filter(key -> !key.isBlank()).ifPresent(key -> {
+            byte[] expected = sha256(key);
+            router.route().order(Integer.MIN_VALUE).handler(ctx -> check(ctx, expected));
+        });
+    }
+
+    private void check(RoutingContext ctx, byte[] expected) {
+        String path = ctx.normalizedPath();
+        if (path.equals("/health") || path.equals("/q/health") || path.startsWith("/q/health/")) {
+            ctx.next();
+            return;
+        }
+        String header = ctx.request().getHeader("Authorization");
+        if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+            refuse(ctx, "this server needs an API key: send 'Authorization: Bearer <key>'");
+            return;
+        }
+        byte[] given = sha256(header.substring(BEARER.length()).trim());
+        if (!MessageDigest.isEqual(given, expected)) {
+            refuse(ctx, "the API key is not valid");
+            return;
+        }
+        ctx.next();
+    }
+
+    private void refuse(RoutingContext ctx, String message) {
+        HttpReply reply = HttpReply.error(ApiException.unauthorized(message), mapper);
+        reply.headers().forEach(ctx.response()::putHeader);
+        ctx.response().putHeader("WWW-Authenticate", "Bearer").setStatusCode(reply.status())
+                .end(Buffer.buffer(reply.body()));
+    }
+
+    private static byte[] sha256(String text) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JRE", e);
+        }
+    }
+}

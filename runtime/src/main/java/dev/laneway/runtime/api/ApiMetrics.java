@@ -1,0 +1,52 @@
+package dev.laneway.runtime.api;
+
+import dev.laneway.spi.GenerationResult;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * The serving metrics under {@code /q/metrics} (Prometheus), beside the HTTP requests by endpoint and status that
+ * Quarkus counts itself ({@code http_server_requests_seconds}).
+ */
+@ApplicationScoped
+public class ApiMetrics {
+
+    @Inject
+    MeterRegistry registry;
+
+    @Inject
+    GenerationScheduler scheduler;
+
+    private Counter promptTokens;
+    private Counter generatedTokens;
+
+    @PostConstruct
+    void register() {
+        promptTokens = Counter.builder("laneway.prompt.tokens").description("Prompt tokens processed")
+                .register(registry);
+        generatedTokens = Counter.builder("laneway.generated.tokens").description("Tokens generated")
+                .register(registry);
+        Gauge.builder("laneway.queue.depth", scheduler::queued)
+                .description("Requests waiting for a free stream").register(registry);
+        Gauge.builder("laneway.streams.busy", scheduler::running)
+                .description("Generations running now").register(registry);
+    }
+
+    /** Counts one finished generation: its tokens, and its latency by how it ended. */
+    void generation(GenerationResult result) {
+        promptTokens.increment(result.promptTokens());
+        generatedTokens.increment(result.generatedTokens());
+        Timer.builder("laneway.generation").description("Time per generation, prompt included")
+                .tag("finish", result.finish().name().toLowerCase(Locale.ROOT))
+                .register(registry)
+                .record(Duration.ofNanos(result.promptNanos() + result.generationNanos()));
+    }
+}

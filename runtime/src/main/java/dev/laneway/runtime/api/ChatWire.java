@@ -1,0 +1,71 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/** The JSON shapes of {@code /v1/chat/completions}. */
+final class ChatWire {
+    private ChatWire() {
+    }
+
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ChatCompletion(String id, String object, long created, String model, List<Choice> choices, Usage usage,
+                          Timings timings) {
+    }
+
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Choice(int index, Message message, Logprobs logprobs, String finishReason) {
+    }
+
+    record Message(String role, String content) {
+    }
+
+    /** A streamed chunk; usage and timings appear only at the end. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ChatChunk(String id, String object, long created, String model, List<ChunkChoice> choices,
+                     @JsonInclude(JsonInclude.Include.NON_NULL) Usage usage,
+                     @JsonInclude(JsonInclude.Include.NON_NULL) Timings timings) {
+    }
+
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ChunkChoice(int index, Delta delta, Logprobs logprobs, String finishReason) {
+    }
+
+    /** What a chunk adds to the message: the role first, then content; {@code {}} in the last chunk. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Delta(String role, String content) {
+    }
+
+    /** Chat logprobs: one entry per token. */
+    record Logprobs(List<Entry> content) {
+
+        /** Null when log-probabilities were not asked for. */
+        static Logprobs of(List<TokenLogprob> entries, boolean asked) {
+            if (!asked) {
+                return null;
+            }
+            return new Logprobs(entries.stream().map(e -> new Entry(e.token(), e.logprob(), bytes(e.token()),
+                    e.top().stream().map(c -> new Top(c.token(), c.logprob(), bytes(c.token()))).toList())).toList());
+        }
+    }
+
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Entry(String token, float logprob, int[] bytes, List<Top> topLogprobs) {
+    }
+
+    record Top(String token, float logprob, int[] bytes) {
+    }
+
+    private static int[] bytes(String token) {
+        byte[] raw = token.getBytes(StandardCharsets.UTF_8);
+        int[] out = new int[raw.length];
+        for (int i = 0; i < raw.length; i++) {
+            out[i] = raw[i] & 0xff;
+        }
+        return out;
+    }
+}

@@ -1,0 +1,208 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.Sampling;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+
+/**
+ * The fields both generation endpoints share: how many tokens, how to sample, when to stop, what to report. Absent
+ * sampling fields take llama-server's defaults.
+ *
+ * @param maxTokens    the most tokens per choice; empty: as many as the context leaves
+ * @param temperature  0 is greedy
+ * @param topK         0 keeps every token
+ * @param seed         empty: a fresh seed per generation
+ * @param stops        stop strings; the text ends before the first one found
+ * @param n            choices per prompt
+ * @param topLogprobs  {@link GenerationRequest#NO_LOGPROBS}, or the number of alternatives to report per token
+ * @param includeUsage streamed: end with a chunk holding the usage
+ * @param ignoreEos    keep generating past the end-of-text token
+ */
+record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
+                        double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
+                        boolean stream, boolean includeUsage, boolean ignoreEos) {
+
+    static final double DEFAULT_TEMPERATURE = 0.8;
+    static final int DEFAULT_TOP_K = 40;
+    static final double DEFAULT_TOP_P = 0.95;
+    static final double DEFAULT_MIN_P = 0.05;
+    static final double DEFAULT_REPETITION_PENALTY = 1.0;
+    static final int REPEAT_WINDOW = 64;
+    static final int MAX_N = 16;
+    static final int MAX_STOPS = 16;
+    static final int MAX_TOP_LOGPROBS = 20;
+
+    GenerationParams {
+        stops = List.copyOf(stops);
+    }
+
+    /** The sampling of choice {@code choice}: with a seed, each choice draws from its own (seed + choice). */
+    Sampling sampling(int choice) {
+        OptionalLong choiceSeed = seed.isPresent() ? OptionalLong.of(seed.getAsLong() + choice) : OptionalLong.empty();
+        return new Sampling(temperature, topK, topP, minP, repetitionPenalty, REPEAT_WINDOW, choiceSeed);
+    }
+
+    boolean wantsLogprobs() {
+        return topLogprobs != GenerationRequest.NO_LOGPROBS;
+    }
+
+    /** Reads and checks the shared fields; {@code chat} selects the chat endpoint's spelling of logprobs. */
+    static GenerationParams read(JsonRequest r, boolean chat) {
+        rejectUnsupported(r);
+        OptionalInt maxTokens = maxTokens(r, chat);
+        double temperature = r.number("temperature").orElse(DEFAULT_TEMPERATURE);
+        if (!(temperature >= 0) || Double.isInfinite(temperature)) {
+            throw ApiException.invalidValue("temperature", "temperature must be a number of at least 0, was "
+                    + temperature);
+        }
+        double topP = r.number("top_p").orElse(DEFAULT_TOP_P);
+        if (!(topP > 0 && topP <= 1)) {
+            throw ApiException.invalidValue("top_p", "top_p must be in (0, 1], was " + topP);
+        }
+        // llama-server and vLLM spell "no top-k" as 0 or a negative number.
+        int topK = Math.max(0, r.integer("top_k").orElse(DEFAULT_TOP_K));
+        double minP = r.number("min_p").orElse(DEFAULT_MIN_P);
+        if (!(minP >= 0 && minP <= 1)) {
+            throw ApiException.invalidValue("min_p", "min_p must be in [0, 1], was " + minP);
+        }
+        double penalty = r.number("repetition_penalty").orElse(r.number("repeat_penalty")
+                .orElse(DEFAULT_REPETITION_PENALTY));
+        if (!(penalty > 0) || Double.isInfinite(penalty)) {
+            throw ApiException.invalidValue("repetition_penalty", "repetition_penalty must be above 0, was " + penalty);
+        }
+        int n = r.integer("n").orElse(1);
+        if (n < 1 || n > MAX_N) {
+            throw ApiException.invalidValue("n", "n must be between 1 and " + MAX_N + ", was " + n);
+        }
+        boolean stream = r.bool("stream").orElse(false);
+        return new GenerationParams(maxTokens, temperature, topK, topP, minP, penalty, seed(r), stops(r), n,
+                chat ? chatLogprobs(r) : completionLogprobs(r), stream, includeUsage(r),
+                r.bool("ignore_eos").orElse(false));
+    }
+
+    private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
+        String field = "max_completion_tokens";
+        OptionalInt value = r.integer(field);
+        if (value.isEmpty()) {
+            field = "max_tokens";
+            value = r.integer(field);
+        }
+        if (value.isPresent() && value.getAsInt() < 1) {
+            throw ApiException.invalidValue(field, field + " must be at least 1, was " + value.getAsInt());
+        }
+        return value;
+    }
+
+    /** llama-server's convention: -1 (or no seed) draws a fresh seed. */
+    private static OptionalLong seed(JsonRequest r) {
+        JsonNode node = r.raw("seed");
+        if (node == null) {
+            return OptionalLong.empty();
+        }
+        long seed = JsonRequest.longInteger(node, "seed");
+        return seed == -1 ? OptionalLong.empty() : OptionalLong.of(seed);
+    }
+
+    private static List<String> stops(JsonRequest r) {
+        JsonNode node = r.raw("stop");
+        List<String> stops = new ArrayList<>();
+        if (node == null) {
+            return stops;
+        }
+        if (node.isTextual()) {
+            stops.add(node.textValue());
+        } else if (node.isArray()) {
+            for (JsonNode item : node) {
+                if (!item.isTextual()) {
+                    throw ApiException.invalidType("stop", "stop must be a string or a list of strings");
+                }
+                stops.add(item.textValue());
+            }
+        } else {
+            throw ApiException.invalidType("stop", "stop must be a string or a list of strings");
+        }
+        if (stops.size() > MAX_STOPS) {
+            throw ApiException.invalidValue("stop", "stop holds at most " + MAX_STOPS + " strings, was "
+                    + stops.size());
+        }
+        stops.removeIf(String::isEmpty);
+        return stops;
+    }
+
+    /** Completions: {@code logprobs: k} reports the chosen token and the k most likely ones. */
+    private static int completionLogprobs(JsonRequest r) {
+        OptionalInt k = r.integer("logprobs");
+        if (k.isEmpty()) {
+            return GenerationRequest.NO_LOGPROBS;
+        }
+        return checkTopLogprobs("logprobs", k.getAsInt());
+    }
+
+    /** Chat: {@code logprobs: true} reports the chosen token, {@code top_logprobs: k} the k most likely ones too. */
+    private static int chatLogprobs(JsonRequest r) {
+        boolean logprobs = r.bool("logprobs").orElse(false);
+        OptionalInt k = r.integer("top_logprobs");
+        if (k.isPresent() && !logprobs) {
+            throw ApiException.invalidValue("top_logprobs", "top_logprobs needs logprobs: true");
+        }
+        return logprobs ? checkTopLogprobs("top_logprobs", k.orElse(0)) : GenerationRequest.NO_LOGPROBS;
+    }
+
+    private static int checkTopLogprobs(String param, int k) {
+        if (k < 0 || k > MAX_TOP_LOGPROBS) {
+            throw ApiException.invalidValue(param, param + " must be between 0 and " + MAX_TOP_LOGPROBS + ", was " + k);
+        }
+        return k;
+    }
+
+    private static boolean includeUsage(JsonRequest r) {
+        JsonNode options = r.raw("stream_options");
+        if (options == null) {
+            return false;
+        }
+        if (!options.isObject()) {
+            throw ApiException.invalidType("stream_options", "stream_options must be an object");
+        }
+        JsonNode include = options.get("include_usage");
+        if (include == null || include.isNull()) {
+            return false;
+        }
+        if (!include.isBoolean()) {
+            throw ApiException.invalidType("stream_options.include_usage", "include_usage must be true or false");
+        }
+        return include.booleanValue();
+    }
+
+    /** Fields whose meaning this server does not implement are refused by name rather than ignored. */
+    private static void rejectUnsupported(JsonRequest r) {
+        for (String penalty : List.of("presence_penalty", "frequency_penalty")) {
+            if (r.number(penalty).orElse(0) != 0) {
+                throw ApiException.invalidValue(penalty, penalty + " is not supported; use repetition_penalty");
+            }
+        }
+        if (r.bool("echo").orElse(false)) {
+            throw ApiException.invalidValue("echo", "echo is not supported");
+        }
+        JsonNode suffix = r.raw("suffix");
+        if (suffix != null && !(suffix.isTextual() && suffix.textValue().isEmpty())) {
+            throw ApiException.invalidValue("suffix", "suffix is not supported");
+        }
+        JsonNode bias = r.raw("logit_bias");
+        if (bias != null && !bias.isEmpty()) {
+            throw ApiException.invalidValue("logit_bias", "logit_bias is not supported");
+        }
+        JsonNode tools = r.raw("tools");
+        if (tools != null && !tools.isEmpty()) {
+            throw ApiException.invalidValue("tools", "tools are not supported");
+        }
+        JsonNode format = r.raw("response_format");
+        if (format != null && !"text".equals(format.path("type").asText("text"))) {
+            throw ApiException.invalidValue("response_format", "only the text response format is supported");
+        }
+    }
+}

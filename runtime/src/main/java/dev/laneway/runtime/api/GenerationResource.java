@@ -1,0 +1,41 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.smallrye.common.annotation.Blocking;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import org.jboss.resteasy.reactive.RestMulti;
+
+/**
+ * {@code POST /v1/completions} and {@code POST /v1/chat/completions}. Parsing, tokenizing and the chat template run
+ * on a worker thread; generation runs on the scheduler's threads; the event loop only moves bytes.
+ */
+@Path("/v1")
+public class GenerationResource {
+
+    @Inject
+    GenerationService service;
+
+    @Inject
+    ObjectMapper mapper;
+
+    @POST
+    @Path("/completions")
+    @Blocking
+    public RestMulti<byte[]> completions(@HeaderParam("Content-Type") String contentType, byte[] body) {
+        HttpAnswers.requireJson(contentType);
+        CompletionRequest request = CompletionRequest.read(JsonRequest.parse(body, mapper));
+        return HttpAnswers.toHttp(service.complete(request));
+    }
+
+    @POST
+    @Path("/chat/completions")
+    @Blocking
+    public RestMulti<byte[]> chatCompletions(@HeaderParam("Content-Type") String contentType, byte[] body) {
+        HttpAnswers.requireJson(contentType);
+        ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper));
+        return HttpAnswers.toHttp(service.chat(request));
+    }
+}

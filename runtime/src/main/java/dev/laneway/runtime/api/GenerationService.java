@@ -1,0 +1,151 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.runtime.serve.ModelService;
+import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.ServedModel;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.operators.multi.processors.UnicastProcessor;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Turns checked requests into generation jobs: resolves the model, builds and checks the prompts, fits the token
+ * budget to the context, and hands the job to the scheduler. The reply is a JSON response or a stream of events.
+ */
+@ApplicationScoped
+public class GenerationService {
+
+    @Inject
+    ModelService models;
+
+    @Inject
+    GenerationScheduler scheduler;
+
+    @Inject
+    ApiMetrics metrics;
+
+    @Inject
+    ObjectMapper mapper;
+
+    /** {@code /v1/completions}. */
+    Answer complete(CompletionRequest request) {
+        ServedModel model = modelFor(request.model());
+        GenerationParams params = request.params();
+        List<ChoicePlan> plans = new ArrayList<>();
+        int promptTokens = 0;
+        for (CompletionRequest.Prompt prompt : request.prompts()) {
+            int[] ids = prompt instanceof CompletionRequest.TextPrompt text
+                    ? tokenize(model, text.text(), "prompt")
+                    : checkIds(model, ((CompletionRequest.TokenPrompt) prompt).ids());
+            promptTokens += ids.length;
+            addChoices(plans, model, ids, params, "prompt");
+        }
+        ReplyHeader header = ReplyHeader.fresh("cmpl-", model.id());
+        return run(model, plans, promptTokens, params, new CompletionFormat(header, params.wantsLogprobs()));
+    }
+
+    /** {@code /v1/chat/completions}. */
+    Answer chat(ChatRequest request) {
+        ServedModel model = modelFor(request.model());
+        String rendered;
+        try {
+            rendered = model.renderChat(request.messages(), true);
+        } catch (InvalidRequestException e) {
+            throw ApiException.invalidValue(e.param() == null ? "messages" : e.param(), e.getMessage());
+        }
+        int[] ids = tokenize(model, rendered, "messages");
+        List<ChoicePlan> plans = new ArrayList<>();
+        addChoices(plans, model, ids, request.params(), "messages");
+        ReplyHeader header = ReplyHeader.fresh("chatcmpl-", model.id());
+        return run(model, plans, ids.length, request.params(), new ChatFormat(header,
+                request.params().wantsLogprobs()));
+    }
+
+    /** The served model, when it is ready and is the one asked for. */
+    ServedModel modelFor(Optional<String> requested) {
+        ServedModel model = readyModel();
+        if (requested.isPresent() && !requested.get().equals(model.id())) {
+            throw ApiException.modelNotFound(requested.get(), model.id());
+        }
+        return model;
+    }
+
+    ServedModel readyModel() {
+        return switch (models.state()) {
+            case READY -> models.model().orElseThrow(() -> ApiException.notReady("the model is not loaded"));
+            case LOADING -> throw ApiException.notReady("the model is loading; retry shortly");
+            case FAILED -> throw ApiException.notReady("the model failed to load");
+        };
+    }
+
+    private Answer run(ServedModel model, List<ChoicePlan> plans, int promptTokens, GenerationParams params,
+                       ReplyFormat format) {
+        if (params.stream()) {
+            UnicastProcessor<byte[]> frames = UnicastProcessor.create();
+            GenerationJob job = new GenerationJob(model, plans, promptTokens, params,
+                    new StreamReply(format, frames, params.includeUsage(), mapper), metrics::generation);
+            scheduler.submit(job);
+            return new Answer.Stream(frames.onTermination().invoke(job::cancel));
+        }
+        CompletableFuture<HttpReply> reply = new CompletableFuture<>();
+        GenerationJob job = new GenerationJob(model, plans, promptTokens, params,
+                new CollectedReply(format, reply, mapper), metrics::generation);
+        scheduler.submit(job);
+        return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel));
+    }
+
+    /** n choices of one prompt, after checking that the prompt leaves room for at least one token. */
+    private static void addChoices(List<ChoicePlan> plans, ServedModel model, int[] ids, GenerationParams params,
+                                   String param) {
+        int context = model.info().contextLength();
+        if (ids.length >= context) {
+            throw ApiException.contextExceeded(param, "the prompt is " + ids.length + " tokens, but the model's "
+                    + "context holds " + context + " tokens, and at least one must stay free for the completion");
+        }
+        int room = context - ids.length;
+        int maxTokens = Math.min(room, params.maxTokens().orElse(room));
+        for (int j = 0; j < params.n(); j++) {
+            plans.add(new ChoicePlan(plans.size(), ids, maxTokens, params.sampling(j)));
+        }
+    }
+
+    private static int[] tokenize(ServedModel model, String text, String param) {
+        int[] ids;
+        try {
+            ids = model.tokenize(text, true, true);
+        } catch (InvalidRequestException e) {
+            throw ApiException.invalidValue(param, e.getMessage());
+        }
+        if (ids.length == 0) {
+            throw ApiException.invalidValue(param, param + " is empty: it gives no tokens");
+        }
+        return ids;
+    }
+
+    private static int[] checkIds(ServedModel model, int[] ids) {
+        int vocab = model.info().vocabSize();
+        for (int id : ids) {
+            if (id < 0 || id >= vocab) {
+                throw ApiException.invalidValue("prompt", "token id " + id + " is outside the vocabulary (0 to "
+                        + (vocab - 1) + ")");
+            }
+        }
+        return ids;
+    }
+
+    /** A reply: a whole JSON response, or a stream of server-sent events. */
+    sealed interface Answer permits Answer.Whole, Answer.Stream {
+        record Whole(Uni<HttpReply> reply) implements Answer {
+        }
+
+        record Stream(Multi<byte[]> frames) implements Answer {
+        }
+    }
+}

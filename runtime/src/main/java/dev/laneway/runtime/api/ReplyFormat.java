@@ -1,0 +1,23 @@
+package dev.laneway.runtime.api;
+
+import java.util.List;
+import java.util.Optional;
+
+/** How an endpoint spells its responses and stream chunks; one instance per request. */
+interface ReplyFormat {
+
+    /** The chunk that opens a streamed choice, if the endpoint has one (chat: the role). */
+    Optional<Object> opening(int index);
+
+    /** A chunk of text. */
+    Object text(int index, String text, List<TokenLogprob> logprobs);
+
+    /** The chunk that ends a streamed choice, with its finish_reason; timings ride on the last one. */
+    Object closing(ChoiceOutcome outcome, Timings timings);
+
+    /** The {@code stream_options.include_usage} chunk: no choices, the usage. */
+    Object usage(Usage usage, Timings timings);
+
+    /** The whole response of a request that was not streamed. */
+    Object response(List<ChoiceOutcome> outcomes, Usage usage, Timings timings);
+}

@@ -1,0 +1,22 @@
+package dev.laneway.runtime.api;
+
+import java.util.List;
+
+/** Where a request's output goes while it is generated; called from one scheduler thread, in order. */
+interface ReplySink {
+
+    /** A choice begins. */
+    void choiceStarted(int index);
+
+    /** Text of a choice became final. */
+    void text(int index, String text, List<TokenLogprob> logprobs);
+
+    /** A choice ended; {@code last} when no other choice follows. */
+    void choiceFinished(ChoiceOutcome outcome, boolean last, Timings timingsSoFar);
+
+    /** Every choice ended. */
+    void completed(List<ChoiceOutcome> outcomes, Usage usage, Timings timings);
+
+    /** The request failed; nothing more follows. */
+    void failed(ApiException error);
+}

@@ -1,0 +1,72 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.Flow;
+
+/**
+ * Writes a request's output as server-sent events: {@code data: {json}\n\n} per chunk, then {@code data: [DONE]}.
+ * A failure ends the stream with one {@code data: {"error":...}} event and no {@code [DONE]}.
+ */
+final class StreamReply implements ReplySink {
+    private static final byte[] DATA = "data: ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] END = "\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DONE = frame("[DONE]".getBytes(StandardCharsets.US_ASCII));
+
+    private final ReplyFormat format;
+    private final Flow.Subscriber<byte[]> out;
+    private final boolean includeUsage;
+    private final ObjectMapper mapper;
+
+    StreamReply(ReplyFormat format, Flow.Subscriber<byte[]> out, boolean includeUsage, ObjectMapper mapper) {
+        this.format = format;
+        this.out = out;
+        this.includeUsage = includeUsage;
+        this.mapper = mapper;
+    }
+
+    @Override
+    public void choiceStarted(int index) {
+        format.opening(index).ifPresent(this::send);
+    }
+
+    @Override
+    public void text(int index, String text, List<TokenLogprob> logprobs) {
+        send(format.text(index, text, logprobs));
+    }
+
+    @Override
+    public void choiceFinished(ChoiceOutcome outcome, boolean last, Timings timingsSoFar) {
+        send(format.closing(outcome, last ? timingsSoFar : null));
+    }
+
+    @Override
+    public void completed(List<ChoiceOutcome> outcomes, Usage usage, Timings timings) {
+        if (includeUsage) {
+            send(format.usage(usage, timings));
+        }
+        out.onNext(DONE);
+        out.onComplete();
+    }
+
+    @Override
+    public void failed(ApiException error) {
+        send(error.body());
+        out.onComplete();
+    }
+
+    private void send(Object chunk) {
+        out.onNext(frame(HttpReply.write(chunk, mapper)));
+    }
+
+    /** One event: {@code data: }, the payload (one line: JSON escapes every newline), a blank line. */
+    static byte[] frame(byte[] data) {
+        byte[] frame = new byte[DATA.length + data.length + END.length];
+        System.arraycopy(DATA, 0, frame, 0, DATA.length);
+        System.arraycopy(data, 0, frame, DATA.length, data.length);
+        System.arraycopy(END, 0, frame, DATA.length + data.length, END.length);
+        return frame;
+    }
+}

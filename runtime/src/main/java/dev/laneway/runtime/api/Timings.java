@@ -1,0 +1,37 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
+import java.util.List;
+
+/** llama-server's {@code timings}: the work the model did for a response, summed over its choices. */
+@JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+public record Timings(int promptN, double promptMs, double promptPerTokenMs, double promptPerSecond,
+                      int predictedN, double predictedMs, double predictedPerTokenMs, double predictedPerSecond) {
+
+    static Timings of(List<ChoiceOutcome> outcomes) {
+        int promptN = 0;
+        int predictedN = 0;
+        long promptNanos = 0;
+        long predictedNanos = 0;
+        for (ChoiceOutcome o : outcomes) {
+            promptN += o.result().promptTokens();
+            predictedN += o.result().generatedTokens();
+            promptNanos += o.result().promptNanos();
+            predictedNanos += o.result().generationNanos();
+        }
+        double promptMs = promptNanos / 1e6;
+        double predictedMs = predictedNanos / 1e6;
+        return new Timings(promptN, promptMs, perToken(promptMs, promptN), perSecond(promptN, promptMs),
+                predictedN, predictedMs, perToken(predictedMs, predictedN), perSecond(predictedN, predictedMs));
+    }
+
+    private static double perToken(double ms, int tokens) {
+        return tokens > 0 ? ms / tokens : 0;
+    }
+
+    private static double perSecond(int tokens, double ms) {
+        return ms > 0 ? tokens * 1000.0 / ms : 0;
+    }
+}

@@ -1,0 +1,47 @@
+package dev.laneway.runtime.serve;
+
+import dev.laneway.runtime.routes.DispatchException;
+import dev.laneway.runtime.routes.DispatchReport;
+import dev.laneway.runtime.routes.Dispatcher;
+import dev.laneway.runtime.routes.GgufCache;
+import dev.laneway.runtime.routes.ModelLocator;
+import dev.laneway.runtime.routes.RouteSetup;
+import dev.laneway.runtime.routes.Verdict;
+import dev.laneway.spi.PackProgress;
+import dev.laneway.spi.Route;
+import dev.laneway.spi.RouteContext;
+import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.ServedModel;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import org.jboss.logging.Logger;
+
+import java.nio.file.Path;
+
+/** Opens {@code laneway.model} through the route that claims it, packing a GGUF file into the cache first. */
+@ApplicationScoped
+public class RouteModelOpener implements ModelOpener {
+    private static final Logger LOG = Logger.getLogger(RouteModelOpener.class);
+
+    @Inject
+    LanewayConfig config;
+
+    @Override
+    public ServedModel open() throws Exception {
+        ModelLocator.Located located = ModelLocator.locate(Path.of(config.model().orElseThrow()));
+        RouteOptions options = ModelLocator.withDefaultAlias(located, ServeOptions.from(config));
+        Path dir = located instanceof ModelLocator.Directory d ? d.dir()
+                : new GgufCache(RouteSetup.cacheDir()).containerFor(((ModelLocator.Gguf) located).file(),
+                PackProgress.NONE);
+        DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir, options);
+        for (Verdict v : report.declines()) {
+            LOG.infof("route '%s' declines %s: %s", v.route().name(), dir, v.reason());
+        }
+        if (report.refusal().isPresent()) {
+            throw new DispatchException(report.refusal().get());
+        }
+        Route route = report.serving().orElseThrow();
+        LOG.infof("route '%s' serves %s", route.name(), dir);
+        return route.open(dir, options, new RouteContext(RouteSetup.cacheDir()));
+    }
+}

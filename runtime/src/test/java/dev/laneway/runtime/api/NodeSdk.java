@@ -1,0 +1,65 @@
+package dev.laneway.runtime.api;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A test tool: runs {@code src/test/node/openai-sdk.mjs} with Node, installing the pinned OpenAI SDK with npm into
+ * {@code target/node-sdk} once. Node and npm must be installed; their absence fails the test.
+ */
+final class NodeSdk {
+    private static final Path SOURCES = Path.of("src", "test", "node");
+    private static final Path WORK = Path.of("target", "node-sdk");
+
+    private NodeSdk() {
+    }
+
+    record Run(int exitCode, String output) {
+    }
+
+    /** Runs the script against {@code baseUrl} (ending in {@code /v1}) with a chat prompt. */
+    static Run run(String baseUrl, String prompt, Map<String, String> env) throws IOException, InterruptedException {
+        install();
+        return exec(List.of("node", "openai-sdk.mjs", baseUrl, prompt), env, 120);
+    }
+
+    private static synchronized void install() throws IOException, InterruptedException {
+        Files.createDirectories(WORK);
+        for (String file : List.of("package.json", "openai-sdk.mjs")) {
+            Files.copy(SOURCES.resolve(file), WORK.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        if (Files.isDirectory(WORK.resolve("node_modules").resolve("openai"))) {
+            return;
+        }
+        Run npm = exec(List.of("npm", "install", "--no-audit", "--no-fund", "--loglevel=error"), Map.of(), 300);
+        if (npm.exitCode() != 0) {
+            throw new AssertionError("npm install of the OpenAI SDK failed:\n" + npm.output());
+        }
+    }
+
+    private static Run exec(List<String> command, Map<String, String> env, int timeoutSeconds)
+            throws IOException, InterruptedException {
+        Path log = WORK.resolve("last-run.log");
+        ProcessBuilder builder = new ProcessBuilder(new ArrayList<>(command)).directory(WORK.toFile())
+                .redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().putAll(env);
+        Process process;
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            throw new AssertionError(command.get(0) + " is needed for the OpenAI SDK test but could not be run: "
+                    + e.getMessage(), e);
+        }
+        if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError(String.join(" ", command) + " did not finish in " + timeoutSeconds + " s");
+        }
+        return new Run(process.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
+    }
+}

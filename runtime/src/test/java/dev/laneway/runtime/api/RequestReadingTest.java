@@ -1,0 +1,124 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.spi.GenerationRequest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Reading request bodies: llama-server's defaults, the shapes of prompt and messages, and what is refused. */
+class RequestReadingTest {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private static JsonRequest json(String body) {
+        return JsonRequest.parse(body.getBytes(StandardCharsets.UTF_8), MAPPER);
+    }
+
+    @Test
+    void absentSamplingFieldsTakeLlamaServerDefaults() {
+        GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\"}")).params();
+        assertEquals(0.8, p.temperature());
+        assertEquals(40, p.topK());
+        assertEquals(0.95, p.topP());
+        assertEquals(0.05, p.minP());
+        assertEquals(1.0, p.repetitionPenalty());
+        assertTrue(p.maxTokens().isEmpty());
+        assertTrue(p.seed().isEmpty());
+        assertEquals(1, p.n());
+        assertEquals(GenerationRequest.NO_LOGPROBS, p.topLogprobs());
+        assertEquals(64, p.sampling(0).repeatWindow());
+    }
+
+    @Test
+    void eachChoiceDrawsFromItsOwnSeed() {
+        GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":7,\"n\":2}")).params();
+        assertEquals(7, p.sampling(0).seed().getAsLong());
+        assertEquals(8, p.sampling(1).seed().getAsLong());
+        assertTrue(CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":-1}")).params().seed().isEmpty());
+    }
+
+    @Test
+    void readsEveryPromptShape() {
+        List<CompletionRequest.Prompt> prompts = CompletionRequest.read(
+                json("{\"prompt\":[\"a\",[1,2],\"b\"]}")).prompts();
+        assertEquals(new CompletionRequest.TextPrompt("a"), prompts.get(0));
+        assertArrayEquals(new int[]{1, 2}, ((CompletionRequest.TokenPrompt) prompts.get(1)).ids());
+        assertEquals(3, prompts.size());
+        assertArrayEquals(new int[]{5, 6}, ((CompletionRequest.TokenPrompt) CompletionRequest.read(
+                json("{\"prompt\":[5,6]}")).prompts().get(0)).ids());
+    }
+
+    @Test
+    void chatPrefersMaxCompletionTokensAndReadsLogprobs() {
+        ChatRequest r = ChatRequest.read(json("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+                + "\"max_tokens\":9,\"max_completion_tokens\":4,\"logprobs\":true,\"top_logprobs\":3}"));
+        assertEquals(4, r.params().maxTokens().getAsInt());
+        assertEquals(3, r.params().topLogprobs());
+        assertEquals("hi", r.messages().get(0).content());
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', value = {
+            "{\"prompt\":\"x\",\"max_tokens\":0}                  | max_tokens",
+            "{\"prompt\":\"x\",\"max_tokens\":\"5\"}              | max_tokens",
+            "{\"prompt\":\"x\",\"max_tokens\":2.5}                | max_tokens",
+            "{\"prompt\":\"x\",\"temperature\":-0.1}              | temperature",
+            "{\"prompt\":\"x\",\"top_p\":0}                       | top_p",
+            "{\"prompt\":\"x\",\"top_p\":1.5}                     | top_p",
+            "{\"prompt\":\"x\",\"min_p\":2}                       | min_p",
+            "{\"prompt\":\"x\",\"n\":0}                           | n",
+            "{\"prompt\":\"x\",\"repetition_penalty\":0}          | repetition_penalty",
+            "{\"prompt\":\"x\",\"stop\":7}                        | stop",
+            "{\"prompt\":\"x\",\"stop\":[\"a\",1]}                | stop",
+            "{\"prompt\":\"x\",\"seed\":\"s\"}                    | seed",
+            "{\"prompt\":\"x\",\"logprobs\":21}                   | logprobs",
+            "{\"prompt\":\"x\",\"stream\":\"yes\"}                | stream",
+            "{\"prompt\":\"x\",\"stream_options\":{\"include_usage\":1}} | stream_options.include_usage",
+            "{\"prompt\":\"x\",\"frequency_penalty\":0.5}         | frequency_penalty",
+            "{\"prompt\":\"x\",\"model\":3}                       | model",
+            "{\"prompt\":7}                                       | prompt",
+            "{\"prompt\":[]}                                      | prompt",
+            "{\"prompt\":[1,\"a\"]}                               | prompt",
+            "{}                                                   | prompt",
+    })
+    void refusesBadCompletionFieldsByName(String body, String param) {
+        ApiException e = assertThrows(ApiException.class, () -> CompletionRequest.read(json(body)));
+        assertEquals(400, e.status());
+        assertEquals(param, e.body().error().param());
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', value = {
+            "{}                                                             | messages",
+            "{\"messages\":[]}                                              | messages",
+            "{\"messages\":\"hi\"}                                          | messages",
+            "{\"messages\":[\"hi\"]}                                        | messages[0]",
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"wizard\",\"content\":\"b\"}]} | messages[1].role",
+            "{\"messages\":[{\"content\":\"a\"}]}                           | messages[0].role",
+            "{\"messages\":[{\"role\":\"user\",\"content\":5}]}             | messages[0].content",
+            "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]} | messages[0].content[0]",
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"top_logprobs\":2} | top_logprobs",
+    })
+    void refusesBadChatFieldsByName(String body, String param) {
+        ApiException e = assertThrows(ApiException.class, () -> ChatRequest.read(json(body)));
+        assertEquals(400, e.status());
+        assertEquals(param, e.body().error().param());
+    }
+
+    @Test
+    void aBodyThatIsNotAJsonObjectIsRefused() {
+        for (String body : List.of("", "{", "[1]", "\"text\"", "{\"prompt\":\"x\"} trailing")) {
+            ApiException e = assertThrows(ApiException.class, () -> json(body), body);
+            assertEquals(400, e.status());
+            assertEquals("invalid_json", e.body().error().code());
+        }
+    }
+}

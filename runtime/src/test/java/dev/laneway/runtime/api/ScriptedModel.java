@@ -1,0 +1,196 @@
+package dev.laneway.runtime.api;
+
+import dev.laneway.spi.ChatMessage;
+import dev.laneway.spi.DeviceFaultException;
+import dev.laneway.spi.FinishReason;
+import dev.laneway.spi.GeneratedToken;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.ModelInfo;
+import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.TokenSink;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A test tool: a model whose tokens are the bytes of UTF-8 (ids 0-255, plus {@code <s>} 256 and {@code </s>} 257)
+ * and whose "generation" follows a script read from the prompt, so that tests control every token:
+ * <ul>
+ *   <li>{@code say:TEXT} generates the bytes of TEXT (up to a newline) one token each, then the end of text;</li>
+ *   <li>{@code forever:} generates {@code a} until stopped, 1 ms per token;</li>
+ *   <li>{@code hold:} generates {@code h} tokens, each only once {@link #hold} is opened;</li>
+ *   <li>{@code fault:} generates two tokens, then fails like a device.</li>
+ * </ul>
+ * Every finished generation is put on {@link #FINISHED}.
+ */
+public final class ScriptedModel implements ServedModel {
+    static final int BOS = 256;
+    static final int EOS = 257;
+    static final int VOCAB = 258;
+    static final int CONTEXT = 4096;
+    static final String ID = "scripted";
+    static final float LOGPROB = -0.25f;
+
+    static final BlockingQueue<GenerationResult> FINISHED = new LinkedBlockingQueue<>();
+    static volatile CountDownLatch hold = new CountDownLatch(0);
+
+    @Override
+    public String id() {
+        return ID;
+    }
+
+    @Override
+    public ModelInfo info() {
+        return new ModelInfo("scripted", CONTEXT, VOCAB, "scripted-route", "cpu", Map.of("kind", "test"));
+    }
+
+    @Override
+    public int[] tokenize(String text, boolean addSpecial, boolean parseSpecial) {
+        List<Integer> ids = new ArrayList<>();
+        if (addSpecial) {
+            ids.add(BOS);
+        }
+        String rest = text;
+        while (!rest.isEmpty()) {
+            if (parseSpecial && rest.startsWith("<s>")) {
+                ids.add(BOS);
+                rest = rest.substring(3);
+            } else if (parseSpecial && rest.startsWith("</s>")) {
+                ids.add(EOS);
+                rest = rest.substring(4);
+            } else {
+                int end = rest.offsetByCodePoints(0, 1);
+                for (byte b : rest.substring(0, end).getBytes(StandardCharsets.UTF_8)) {
+                    ids.add(b & 0xff);
+                }
+                rest = rest.substring(end);
+            }
+        }
+        return ids.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    @Override
+    public String detokenize(int[] ids) {
+        StringBuilder text = new StringBuilder();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        for (int id : ids) {
+            if (id < 256) {
+                bytes.write(id);
+                continue;
+            }
+            text.append(bytes.toString(StandardCharsets.UTF_8));
+            bytes.reset();
+            text.append(id == BOS ? "<s>" : "</s>");
+        }
+        return text.append(bytes.toString(StandardCharsets.UTF_8)).toString();
+    }
+
+    @Override
+    public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
+        StringBuilder text = new StringBuilder();
+        for (ChatMessage m : messages) {
+            if (m.role().equals("tool")) {
+                throw new InvalidRequestException("messages", "this template has no tool role");
+            }
+            text.append('<').append(m.role()).append('>').append(m.content()).append('\n');
+        }
+        return addGenerationPrompt ? text.append("<assistant>").toString() : text.toString();
+    }
+
+    @Override
+    public GenerationResult generate(GenerationRequest request, TokenSink sink) {
+        String prompt = detokenize(request.prompt());
+        int generated = 0;
+        FinishReason finish = FinishReason.END_OF_TEXT;
+        try {
+            List<Integer> script = script(prompt);
+            for (int i = 0; ; i++) {
+                int id = i < script.size() ? script.get(i) : next(prompt, i);
+                if (id == EOS) {
+                    break;
+                }
+                if (generated == request.maxTokens()) {
+                    finish = FinishReason.LENGTH;
+                    break;
+                }
+                pace(prompt);
+                generated++;
+                if (!sink.accept(token(id, request))) {
+                    finish = FinishReason.STOPPED;
+                    break;
+                }
+                if (prompt.contains("fault:") && generated == 2) {
+                    throw new DeviceFaultException("scripted-npu", "kernel 'step' timed out at position 7");
+                }
+            }
+        } finally {
+            FINISHED.add(new GenerationResult(finish, request.promptLength(), generated, 1_000_000,
+                    1_000_000L * generated));
+        }
+        return new GenerationResult(finish, request.promptLength(), generated, 1_000_000, 1_000_000L * generated);
+    }
+
+    /** The bytes after the last {@code say:} up to a newline, then the end of text. */
+    private static List<Integer> script(String prompt) {
+        List<Integer> ids = new ArrayList<>();
+        int at = prompt.lastIndexOf("say:");
+        if (at < 0) {
+            return ids;
+        }
+        String text = prompt.substring(at + 4);
+        int newline = text.indexOf('\n');
+        text = newline >= 0 ? text.substring(0, newline) : text;
+        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
+            ids.add(b & 0xff);
+        }
+        ids.add(EOS);
+        return ids;
+    }
+
+    private static int next(String prompt, int i) {
+        if (prompt.contains("forever:")) {
+            return 'a';
+        }
+        if (prompt.contains("hold:")) {
+            return 'h';
+        }
+        return prompt.contains("fault:") ? 'f' : EOS;
+    }
+
+    private static void pace(String prompt) {
+        try {
+            if (prompt.contains("forever:")) {
+                Thread.sleep(1);
+            } else if (prompt.contains("hold:") && !hold.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never opened the hold");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    private static GeneratedToken token(int id, GenerationRequest request) {
+        if (!request.wantsLogprobs()) {
+            return new GeneratedToken(id, Float.NaN, List.of());
+        }
+        List<GeneratedToken.TokenLogprob> top = new ArrayList<>();
+        for (int k = 0; k < request.topLogprobs(); k++) {
+            top.add(new GeneratedToken.TokenLogprob((id + k) % 256, LOGPROB - k * 0.5f));
+        }
+        return new GeneratedToken(id, LOGPROB, top);
+    }
+
+    @Override
+    public void close() {
+    }
+}

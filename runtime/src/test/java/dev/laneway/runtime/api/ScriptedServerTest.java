@@ -1,0 +1,370 @@
+package dev.laneway.runtime.api;
+
+import dev.laneway.spi.FinishReason;
+import dev.laneway.spi.GenerationResult;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The HTTP layer against a {@link ScriptedModel}, whose tokens the tests choose: SSE framing, UTF-8 assembly, stop
+ * strings split across tokens, logprob shapes, device faults, disconnects and the queue.
+ */
+@QuarkusTest
+@TestProfile(ScriptedProfile.class)
+class ScriptedServerTest {
+
+    @TestHTTPResource("/")
+    URL server;
+
+    @BeforeEach
+    void clear() throws InterruptedException {
+        StoriesProfile.awaitReady();
+        ScriptedModel.FINISHED.clear();
+    }
+
+    static Response post(String path, String json) {
+        return given().contentType("application/json").body(json).post(path);
+    }
+
+    @Test
+    void completesWithTheScriptedTextUsageAndTimings() {
+        post("/v1/completions", "{\"prompt\":\"say:Hello\",\"temperature\":0}").then()
+                .statusCode(200)
+                .contentType(startsWith("application/json"))
+                .body("id", startsWith("cmpl-"))
+                .body("object", equalTo("text_completion"))
+                .body("model", equalTo(ScriptedModel.ID))
+                .body("choices", hasSize(1))
+                .body("choices[0].text", equalTo("Hello"))
+                .body("choices[0].index", equalTo(0))
+                .body("choices[0].finish_reason", equalTo("stop"))
+                .body("choices[0].logprobs", nullValue())
+                // <s> and the 9 bytes of "say:Hello"; 5 generated
+                .body("usage.prompt_tokens", equalTo(10))
+                .body("usage.completion_tokens", equalTo(5))
+                .body("usage.total_tokens", equalTo(15))
+                .body("timings.prompt_n", equalTo(10))
+                .body("timings.predicted_n", equalTo(5))
+                .body("timings.predicted_ms", equalTo(5.0f))
+                .body("timings.predicted_per_second", equalTo(1000.0f));
+    }
+
+    @Test
+    void streamsChunksThatConcatenateToTheText() {
+        Response response = post("/v1/completions", "{\"prompt\":\"say:Hello\",\"stream\":true}");
+        response.then().statusCode(200).contentType(startsWith("text/event-stream"));
+        List<JsonPath> chunks = ServerSentEvents.chunks(response.asString());
+        assertEquals("Hello", ServerSentEvents.text(chunks));
+        JsonPath last = chunks.get(chunks.size() - 1);
+        assertEquals("stop", last.getString("choices[0].finish_reason"));
+        assertNotNull(last.get("timings.predicted_n"), "the last chunk carries the timings");
+        for (JsonPath chunk : chunks.subList(0, chunks.size() - 1)) {
+            assertEquals("text_completion", chunk.getString("object"));
+            assertEquals(chunks.get(0).getString("id"), chunk.getString("id"), "one id for the whole stream");
+            assertNull(chunk.get("choices[0].finish_reason"));
+            assertNull(chunk.get("usage"), "no usage before the end");
+        }
+    }
+
+    @Test
+    void streamsOnlyCompleteUtf8Characters() {
+        String text = "h\u00e9llo \u2192 \u00fc\uD83D\uDE00!";
+        Response response = post("/v1/completions", "{\"prompt\":\"say:" + text + "\",\"stream\":true}");
+        List<JsonPath> chunks = ServerSentEvents.chunks(response.asString());
+        for (JsonPath chunk : chunks) {
+            String piece = chunk.getString("choices[0].text");
+            assertFalse(piece != null && piece.contains("\uFFFD"), "no chunk holds a broken character: " + piece);
+        }
+        assertEquals(text, ServerSentEvents.text(chunks));
+        // The 4-byte emoji arrives in one chunk, whole.
+        assertTrue(chunks.stream().anyMatch(c -> "\uD83D\uDE00".equals(c.getString("choices[0].text"))));
+    }
+
+    @Test
+    void stopsAtAStopStringSplitAcrossTokens() {
+        // Every byte is a token, so "world." spans six tokens.
+        String body = "{\"prompt\":\"say:Hello world. Bye\",\"stop\":[\"xyz\",\"world.\"]";
+        post("/v1/completions", body + "}").then()
+                .statusCode(200)
+                .body("choices[0].text", equalTo("Hello "))
+                .body("choices[0].finish_reason", equalTo("stop"))
+                .body("usage.completion_tokens", equalTo(12));
+        List<JsonPath> chunks = ServerSentEvents.chunks(post("/v1/completions", body + ",\"stream\":true}").asString());
+        assertEquals("Hello ", ServerSentEvents.text(chunks));
+        for (JsonPath chunk : chunks) {
+            String piece = chunk.getString("choices[0].text");
+            assertFalse(piece != null && piece.contains("w"), "no part of the stop string is ever sent: " + piece);
+        }
+    }
+
+    @Test
+    void releasesHeldBackTextThatDidNotBecomeAStopString() {
+        post("/v1/completions", "{\"prompt\":\"say:abcabd\",\"stop\":\"abx\"}").then()
+                .body("choices[0].text", equalTo("abcabd"));
+        List<JsonPath> chunks = ServerSentEvents.chunks(
+                post("/v1/completions", "{\"prompt\":\"say:abcabd\",\"stop\":\"abx\",\"stream\":true}").asString());
+        assertEquals("abcabd", ServerSentEvents.text(chunks));
+        post("/v1/completions", "{\"prompt\":\"say:abcabd\",\"stop\":\"cab\"}").then()
+                .body("choices[0].text", equalTo("ab"));
+    }
+
+    @Test
+    void endsWithLengthWhenMaxTokensRunsOut() {
+        post("/v1/completions", "{\"prompt\":\"say:Hello\",\"max_tokens\":3}").then()
+                .statusCode(200)
+                .body("choices[0].text", equalTo("Hel"))
+                .body("choices[0].finish_reason", equalTo("length"))
+                .body("usage.completion_tokens", equalTo(3));
+    }
+
+    @Test
+    void answersEveryPromptWithNChoices() {
+        post("/v1/completions", "{\"prompt\":[\"say:A\",[256,115,97,121,58,66]],\"n\":2}").then()
+                .statusCode(200)
+                .body("choices", hasSize(4))
+                .body("choices.index", equalTo(List.of(0, 1, 2, 3)))
+                .body("choices.text", equalTo(List.of("A", "A", "B", "B")))
+                .body("usage.prompt_tokens", equalTo(12))
+                .body("usage.completion_tokens", equalTo(4));
+    }
+
+    @Test
+    void reportsLegacyLogprobsForCompletions() {
+        JsonPath json = post("/v1/completions", "{\"prompt\":\"say:ab\",\"logprobs\":2}").then().statusCode(200)
+                .extract().jsonPath();
+        assertEquals(List.of("a", "b"), json.getList("choices[0].logprobs.tokens"));
+        assertEquals(List.of(-0.25f, -0.25f), json.getList("choices[0].logprobs.token_logprobs"));
+        assertEquals(List.of(0, 1), json.getList("choices[0].logprobs.text_offset"));
+        // The top two, "a" (the chosen one) and "b", at the first position.
+        assertEquals(-0.25f, json.getFloat("choices[0].logprobs.top_logprobs[0].a"));
+        assertEquals(-0.75f, json.getFloat("choices[0].logprobs.top_logprobs[0].b"));
+        assertEquals(2, json.getMap("choices[0].logprobs.top_logprobs[0]").size());
+    }
+
+    @Test
+    void reportsChatLogprobsPerToken() {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"say:\u00e9\"}],\"logprobs\":true,\"top_logprobs\":1}";
+        JsonPath json = post("/v1/chat/completions", body).then().statusCode(200).extract().jsonPath();
+        assertEquals("\u00e9", json.getString("choices[0].message.content"));
+        // Two byte tokens make the one character; alone, each token's text is a replacement character.
+        assertEquals(2, json.getList("choices[0].logprobs.content").size());
+        assertEquals("\uFFFD", json.getString("choices[0].logprobs.content[0].token"));
+        assertEquals(List.of(0xef, 0xbf, 0xbd), json.getList("choices[0].logprobs.content[0].bytes"));
+        assertEquals(-0.25f, json.getFloat("choices[0].logprobs.content[0].logprob"));
+        assertEquals(1, json.getList("choices[0].logprobs.content[0].top_logprobs").size());
+    }
+
+    @Test
+    void chatStreamOpensWithTheRoleAndEndsWithUsage() {
+        String body = "{\"model\":\"scripted\",\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+                + "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"say:Hi\"}]}],"
+                + "\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
+        List<JsonPath> chunks = ServerSentEvents.chunks(post("/v1/chat/completions", body).asString());
+        JsonPath first = chunks.get(0);
+        assertEquals("chat.completion.chunk", first.getString("object"));
+        assertTrue(first.getString("id").startsWith("chatcmpl-"));
+        assertEquals("assistant", first.getString("choices[0].delta.role"));
+        assertEquals("Hi", ServerSentEvents.text(chunks));
+        JsonPath closing = chunks.get(chunks.size() - 2);
+        assertEquals("stop", closing.getString("choices[0].finish_reason"));
+        assertEquals(0, closing.getMap("choices[0].delta").size(), "the closing delta is empty");
+        JsonPath usage = chunks.get(chunks.size() - 1);
+        assertEquals(0, usage.getList("choices").size());
+        assertEquals(2, usage.getInt("usage.completion_tokens"));
+        assertEquals(usage.getInt("usage.prompt_tokens") + 2, usage.getInt("usage.total_tokens"));
+    }
+
+    @Test
+    void chatAnswersWithAnAssistantMessage() {
+        post("/v1/chat/completions", "{\"messages\":[{\"role\":\"developer\",\"content\":\"x\"},"
+                + "{\"role\":\"user\",\"content\":\"say:Hi there\"}]}").then()
+                .statusCode(200)
+                .body("object", equalTo("chat.completion"))
+                .body("choices[0].message.role", equalTo("assistant"))
+                .body("choices[0].message.content", equalTo("Hi there"))
+                .body("choices[0].finish_reason", equalTo("stop"))
+                .body("usage.completion_tokens", equalTo(8));
+    }
+
+    @Test
+    void aTemplateRefusalIsAClientError() {
+        post("/v1/chat/completions", "{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}").then()
+                .statusCode(400)
+                .body("error.param", equalTo("messages"))
+                .body("error.type", equalTo("invalid_request_error"));
+    }
+
+    @Test
+    void aDeviceFaultIs503WithoutDetailsOfTheServer() {
+        post("/v1/completions", "{\"prompt\":\"fault:\"}").then()
+                .statusCode(503)
+                .body("error.type", equalTo("device_error"))
+                .body("error.code", equalTo("device_fault"))
+                .body("error.message", equalTo("the device scripted-npu failed this generation: kernel 'step' "
+                        + "timed out at position 7"));
+        // The model stays usable.
+        post("/v1/completions", "{\"prompt\":\"say:ok\"}").then().statusCode(200).body("choices[0].text",
+                equalTo("ok"));
+    }
+
+    @Test
+    void aStreamedDeviceFaultEndsWithAnErrorEventAndNoDone() {
+        List<String> payloads = ServerSentEvents.payloads(
+                post("/v1/completions", "{\"prompt\":\"fault:\",\"stream\":true}").asString());
+        JsonPath last = new JsonPath(payloads.get(payloads.size() - 1));
+        assertEquals("device_error", last.getString("error.type"));
+        assertFalse(payloads.contains("[DONE]"));
+        assertEquals("ff", ServerSentEvents.text(payloads.subList(0, payloads.size() - 1).stream()
+                .map(JsonPath::new).toList()));
+    }
+
+    @Test
+    void aPromptThatLeavesNoRoomIsRefusedWithBothCounts() {
+        String longPrompt = "x".repeat(ScriptedModel.CONTEXT);
+        post("/v1/completions", "{\"prompt\":\"" + longPrompt + "\"}").then()
+                .statusCode(400)
+                .body("error.param", equalTo("prompt"))
+                .body("error.code", equalTo("context_length_exceeded"))
+                .body("error.message", equalTo("the prompt is 4097 tokens, but the model's context holds 4096 "
+                        + "tokens, and at least one must stay free for the completion"));
+    }
+
+    @Test
+    void clampsMaxTokensToTheContextLeft() {
+        // <s>, 4084 x and "forever:" leave 3 positions.
+        String prompt = "x".repeat(ScriptedModel.CONTEXT - 12) + "forever:";
+        post("/v1/completions", "{\"prompt\":\"" + prompt + "\",\"max_tokens\":100}").then()
+                .statusCode(200)
+                .body("choices[0].finish_reason", equalTo("length"))
+                .body("usage.completion_tokens", equalTo(3));
+    }
+
+    @Test
+    void aClientThatDisconnectsStopsItsGenerationAndFreesTheStream() throws Exception {
+        try (Socket socket = openRequest("{\"prompt\":\"forever:\",\"stream\":true}")) {
+            InputStream in = socket.getInputStream();
+            String seen = "";
+            byte[] buffer = new byte[256];
+            while (!seen.contains("data: ")) {
+                int n = in.read(buffer);
+                assertTrue(n > 0, "the stream started");
+                seen += new String(buffer, 0, n, StandardCharsets.UTF_8);
+            }
+        }
+        assertStoppedEarly();
+        // The only stream is free again: this one runs at once rather than waiting or being refused.
+        post("/v1/completions", "{\"prompt\":\"say:next\"}").then().statusCode(200)
+                .body("choices[0].text", equalTo("next"));
+    }
+
+    @Test
+    void aClientThatLeavesBeforeAWholeAnswerStopsItsGeneration() throws Exception {
+        try (Socket socket = openRequest("{\"prompt\":\"forever:\"}")) {
+            // Wait until the generation runs, then leave without reading.
+            for (int i = 0; i < 400 && !given().get("/q/metrics").asString().contains("laneway_streams_busy 1.0"); i++) {
+                Thread.sleep(10);
+            }
+        }
+        assertStoppedEarly();
+    }
+
+    private Socket openRequest(String body) throws java.io.IOException {
+        Socket socket = new Socket(server.getHost(), server.getPort());
+        OutputStream out = socket.getOutputStream();
+        out.write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        return socket;
+    }
+
+    private static void assertStoppedEarly() throws InterruptedException {
+        GenerationResult abandoned = ScriptedModel.FINISHED.poll(10, TimeUnit.SECONDS);
+        assertNotNull(abandoned, "the abandoned generation ended");
+        assertEquals(FinishReason.STOPPED, abandoned.finish());
+        assertTrue(abandoned.generatedTokens() < 2000, "it stopped long before its budget: "
+                + abandoned.generatedTokens());
+    }
+
+    @Test
+    void refusesWithRetryAfterWhenTheStreamAndTheQueueAreFull() throws Exception {
+        ScriptedModel.hold = new CountDownLatch(1);
+        try {
+            CompletableFuture<Response> running = CompletableFuture.supplyAsync(
+                    () -> post("/v1/completions", "{\"prompt\":\"hold:\",\"max_tokens\":2}"));
+            awaitBusy(1, 0);
+            CompletableFuture<Response> queued = CompletableFuture.supplyAsync(
+                    () -> post("/v1/completions", "{\"prompt\":\"hold:\",\"max_tokens\":2}"));
+            awaitBusy(1, 1);
+            post("/v1/completions", "{\"prompt\":\"say:x\"}").then()
+                    .statusCode(503)
+                    .header("Retry-After", equalTo("1"))
+                    .body("error.type", equalTo("overloaded_error"))
+                    .body("error.code", equalTo("queue_full"));
+            ScriptedModel.hold.countDown();
+            running.get(10, TimeUnit.SECONDS).then().statusCode(200).body("choices[0].text", equalTo("hh"));
+            queued.get(10, TimeUnit.SECONDS).then().statusCode(200).body("choices[0].text", equalTo("hh"));
+        } finally {
+            ScriptedModel.hold.countDown();
+        }
+    }
+
+    /** Waits (boundedly) until the metrics show this many running and queued generations. */
+    private static void awaitBusy(int running, int queued) throws InterruptedException {
+        String expectRunning = "laneway_streams_busy " + running + ".0";
+        String expectQueued = "laneway_queue_depth " + queued + ".0";
+        for (int i = 0; i < 200; i++) {
+            String metrics = given().get("/q/metrics").asString();
+            if (metrics.contains(expectRunning) && metrics.contains(expectQueued)) {
+                return;
+            }
+            Thread.sleep(25);
+        }
+        throw new AssertionError("never saw " + expectRunning + " and " + expectQueued);
+    }
+
+    @Test
+    void countsTokensInTheMetrics() {
+        post("/v1/completions", "{\"prompt\":\"say:count\"}").then().statusCode(200);
+        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        assertTrue(metrics.contains("laneway_generated_tokens_total"), metrics);
+        assertTrue(metrics.contains("laneway_prompt_tokens_total"));
+        assertTrue(metrics.contains("laneway_generation_seconds_count{finish=\"end_of_text\"}"));
+        assertTrue(metrics.contains("http_server_requests_seconds_count{method=\"POST\",outcome=\"SUCCESS\","
+                + "status=\"200\",uri=\"/v1/completions\"}"), "requests by endpoint and status");
+    }
+
+    @Test
+    void httpRefusalsCarryTheErrorBody() {
+        given().get("/v1/no-such-thing").then().statusCode(404).contentType(startsWith("application/json"))
+                .body("error.type", equalTo("invalid_request_error")).body("error.code", equalTo("not_found"));
+        given().get("/v1/completions").then().statusCode(405).body("error.code", equalTo("method_not_allowed"));
+        given().contentType("text/plain").body("{}").post("/v1/chat/completions").then().statusCode(415)
+                .body("error.code", equalTo("unsupported_media_type"));
+    }
+}

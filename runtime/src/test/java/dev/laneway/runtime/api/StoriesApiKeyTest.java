@@ -1,0 +1,58 @@
+package dev.laneway.runtime.api;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+
+/** With {@code --api-key}, every endpoint but the health checks needs the key. */
+@QuarkusTest
+@TestProfile(StoriesProfile.WithApiKey.class)
+class StoriesApiKeyTest {
+
+    @BeforeEach
+    void awaitModel() throws InterruptedException {
+        StoriesProfile.awaitReady();
+    }
+    private static final String COMPLETION = "{\"prompt\":\"Once upon a time\",\"max_tokens\":4,\"temperature\":0}";
+
+    @Test
+    void refusesRequestsWithoutTheKey() {
+        given().contentType("application/json").body(COMPLETION).post("/v1/completions").then()
+                .statusCode(401)
+                .header("WWW-Authenticate", equalTo("Bearer"))
+                .body("error.type", equalTo("authentication_error"))
+                .body("error.code", equalTo("invalid_api_key"));
+        given().get("/v1/models").then().statusCode(401);
+        given().get("/q/metrics").then().statusCode(401);
+        given().get("/no-such-path").then().statusCode(401);
+    }
+
+    @Test
+    void refusesAWrongKey() {
+        for (String key : new String[]{"sk-wrong", StoriesProfile.API_KEY + "x", StoriesProfile.API_KEY.substring(1)}) {
+            given().header("Authorization", "Bearer " + key).get("/v1/models").then().statusCode(401)
+                    .body("error.message", equalTo("the API key is not valid"));
+        }
+        given().header("Authorization", StoriesProfile.API_KEY).get("/v1/models").then().statusCode(401);
+    }
+
+    @Test
+    void servesRequestsWithTheKey() {
+        given().header("Authorization", "Bearer " + StoriesProfile.API_KEY).contentType("application/json")
+                .body(COMPLETION).post("/v1/completions").then()
+                .statusCode(200)
+                .body("choices[0].text", equalTo(", there was a"));
+        given().header("Authorization", "Bearer " + StoriesProfile.API_KEY).get("/v1/models").then().statusCode(200);
+    }
+
+    @Test
+    void healthChecksNeedNoKey() {
+        given().get("/health").then().statusCode(200).body("status", equalTo("ok"));
+        given().get("/q/health/ready").then().statusCode(200);
+        given().get("/q/health/live").then().statusCode(200);
+    }
+}

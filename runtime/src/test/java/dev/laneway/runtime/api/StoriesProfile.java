@@ -1,0 +1,73 @@
+package dev.laneway.runtime.api;
+
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.restassured.RestAssured;
+import io.restassured.response.Response;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The real server on the real stories260K model ({@code ../shared/models/stories260K}), served as
+ * {@value #ALIAS} on one stream.
+ */
+public class StoriesProfile implements QuarkusTestProfile {
+    static final String ALIAS = "stories260K";
+    static final String API_KEY = "sk-laneway-test-4f1c";
+
+    /** The shared test data directory; its absence fails the tests rather than skipping them. */
+    static Path shared() {
+        String dir = System.getProperty("shared.dir");
+        if (dir == null || !Files.isDirectory(Path.of(dir))) {
+            throw new IllegalStateException("the shared test data is missing: set -Dlaneway.shared.dir (was "
+                    + dir + ")");
+        }
+        return Path.of(dir);
+    }
+
+    static Path model() {
+        Path gguf = shared().resolve("models/stories260K/stories260K.gguf");
+        if (!Files.isRegularFile(gguf)) {
+            throw new IllegalStateException("the stories260K model is missing: " + gguf);
+        }
+        return gguf;
+    }
+
+    /** Waits, boundedly, for the model to load behind the already open port. */
+    static void awaitReady() throws InterruptedException {
+        for (int i = 0; i < 1200; i++) {
+            Response health = RestAssured.given().get("/health");
+            if (health.statusCode() == 200) {
+                return;
+            }
+            if (!"loading".equals(health.path("status"))) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("the model did not become ready: " + RestAssured.given().get("/q/health/ready")
+                .asString());
+    }
+
+    @Override
+    public Map<String, String> getConfigOverrides() {
+        Map<String, String> config = new HashMap<>();
+        config.put("laneway.model", model().toString());
+        config.put("laneway.alias", ALIAS);
+        config.put("laneway.streams", "1");
+        config.put("laneway.queue.max", "4");
+        return config;
+    }
+
+    /** The same server with {@code --api-key}. */
+    public static class WithApiKey extends StoriesProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            Map<String, String> config = super.getConfigOverrides();
+            config.put("laneway.api-key", API_KEY);
+            return config;
+        }
+    }
+}

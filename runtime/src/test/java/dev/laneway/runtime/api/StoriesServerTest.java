@@ -1,0 +1,389 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The acceptance tests: the real server on the real stories260K model, checked against llama.cpp's outputs.
+ */
+@QuarkusTest
+@TestProfile(StoriesProfile.class)
+class StoriesServerTest {
+
+    @BeforeEach
+    void awaitModel() throws InterruptedException {
+        StoriesProfile.awaitReady();
+    }
+    private static final List<Golden.Record> GOLDEN = Golden.stories260K();
+    /** Other kernels than llama.cpp's (fused, reordered float arithmetic) move log-probabilities slightly. */
+    private static final float LOGPROB_TOLERANCE = 0.02f;
+
+    @TestHTTPResource("/")
+    URL server;
+
+    static Response post(String path, String json) {
+        return given().contentType("application/json").body(json).post(path);
+    }
+
+    static String quoted(String text) {
+        return '"' + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
+    }
+
+    /**
+     * Greedy text equals llama.cpp's, token for token, except where two tokens are all but tied: llama.cpp keeps
+     * its KV cache in f16, which moves log-probabilities by about 1e-3, and that decides a near tie either way.
+     * Such a divergence must be a near tie in our own log-probabilities, with llama.cpp's token as the runner-up.
+     */
+    @Test
+    void greedyCompletionsEqualLlamaCpp() {
+        int exact = 0;
+        for (Golden.Record golden : GOLDEN) {
+            JsonPath json = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":" + quoted(golden.prompt())
+                    + ",\"max_tokens\":64,\"temperature\":0,\"logprobs\":2}").then()
+                    .statusCode(200)
+                    .body("model", equalTo(StoriesProfile.ALIAS))
+                    .body("choices[0].finish_reason", equalTo("length"))
+                    .body("usage.prompt_tokens", equalTo(golden.promptIds().length))
+                    .body("usage.completion_tokens", equalTo(64))
+                    .body("usage.total_tokens", equalTo(golden.promptIds().length + 64))
+                    .body("timings.predicted_n", equalTo(64))
+                    .extract().jsonPath();
+            String text = json.getString("choices[0].text");
+            if (text.equals(golden.completionText())) {
+                exact++;
+                continue;
+            }
+            List<String> tokens = json.getList("choices[0].logprobs.tokens");
+            int offset = 0;
+            int at = 0;
+            while (golden.completionText().startsWith(tokens.get(at), offset)) {
+                offset += tokens.get(at++).length();
+            }
+            Map<String, Float> top = json.getMap("choices[0].logprobs.top_logprobs[" + at + "]", String.class,
+                    Float.class);
+            String ours = tokens.get(at);
+            String theirs = golden.completionText().substring(offset);
+            Map.Entry<String, Float> runnerUp = top.entrySet().stream()
+                    .filter(e -> !e.getKey().equals(ours)).findFirst().orElseThrow();
+            assertTrue(theirs.startsWith(runnerUp.getKey()), golden.prompt() + ": llama.cpp's token at " + at
+                    + " is our runner-up: " + top + " vs " + theirs);
+            float gap = top.get(ours) - runnerUp.getValue();
+            assertTrue(gap < 0.01, golden.prompt() + ": a near tie at token " + at + ", gap " + gap);
+        }
+        assertTrue(exact >= GOLDEN.size() - 1, "at most one near tie among the prompts: " + exact + " exact");
+        post("/v1/completions", "{\"prompt\":" + quoted(GOLDEN.get(0).prompt()) + ",\"max_tokens\":64,"
+                + "\"temperature\":0}").then().body("choices[0].text", equalTo(GOLDEN.get(0).completionText()));
+    }
+
+    @Test
+    void aPromptOfTokenIdsGivesTheSameText() {
+        Golden.Record golden = GOLDEN.get(2);
+        post("/v1/completions", "{\"prompt\":" + Arrays.toString(golden.promptIds())
+                + ",\"max_tokens\":64,\"temperature\":0}").then()
+                .statusCode(200)
+                .body("choices[0].text", equalTo(golden.completionText()));
+    }
+
+    @Test
+    void streamedChunksConcatenateToTheSameText() {
+        Golden.Record golden = GOLDEN.get(0);
+        Response response = post("/v1/completions", "{\"prompt\":" + quoted(golden.prompt())
+                + ",\"max_tokens\":64,\"temperature\":0,\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        response.then().statusCode(200).contentType(startsWith("text/event-stream"));
+        List<JsonPath> chunks = ServerSentEvents.chunks(response.asString());
+        assertEquals(golden.completionText(), ServerSentEvents.text(chunks));
+        assertTrue(chunks.size() > 10, "the text came in many chunks");
+        JsonPath closing = chunks.get(chunks.size() - 2);
+        assertEquals("length", closing.getString("choices[0].finish_reason"));
+        JsonPath usage = chunks.get(chunks.size() - 1);
+        assertEquals(List.of(), usage.getList("choices"));
+        assertEquals(64, usage.getInt("usage.completion_tokens"));
+        assertEquals(golden.promptIds().length, usage.getInt("usage.prompt_tokens"));
+    }
+
+    @Test
+    void chatCompletionsUseTheChatTemplate() {
+        String messages = "[{\"role\":\"user\",\"content\":\"Hello\"}]";
+        String prompt = post("/apply-template", "{\"messages\":" + messages + "}").then().statusCode(200)
+                .extract().path("prompt");
+        List<Integer> promptIds = post("/tokenize", "{\"content\":" + quoted(prompt) + ",\"add_special\":true}")
+                .then().statusCode(200).extract().path("tokens");
+        JsonPath whole = post("/v1/chat/completions", "{\"messages\":" + messages
+                + ",\"max_tokens\":8,\"temperature\":0}").then()
+                .statusCode(200)
+                .body("object", equalTo("chat.completion"))
+                .body("id", startsWith("chatcmpl-"))
+                .body("choices[0].message.role", equalTo("assistant"))
+                .body("usage.prompt_tokens", equalTo(promptIds.size()))
+                .body("timings.prompt_n", equalTo(promptIds.size()))
+                .extract().jsonPath();
+        String content = whole.getString("choices[0].message.content");
+        assertFalse(content.isEmpty());
+        // The same conversation, as a completion of the rendered prompt, gives the same text.
+        post("/v1/completions", "{\"prompt\":" + quoted(prompt) + ",\"max_tokens\":8,\"temperature\":0}").then()
+                .body("choices[0].text", equalTo(content));
+        List<JsonPath> chunks = ServerSentEvents.chunks(post("/v1/chat/completions", "{\"messages\":" + messages
+                + ",\"max_tokens\":8,\"temperature\":0,\"stream\":true}").asString());
+        assertEquals("assistant", chunks.get(0).getString("choices[0].delta.role"));
+        assertEquals(content, ServerSentEvents.text(chunks));
+        assertEquals(whole.getString("choices[0].finish_reason"),
+                chunks.get(chunks.size() - 1).getString("choices[0].finish_reason"));
+    }
+
+    @Test
+    void stopsAtStopStringsIncludingOneSplitAcrossTokens() {
+        String prompt = quoted(GOLDEN.get(0).prompt());
+        post("/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":64,\"temperature\":0,\"stop\":\"Lily\"}")
+                .then().statusCode(200)
+                .body("choices[0].text", equalTo(", there was a little girl named "))
+                .body("choices[0].finish_reason", equalTo("stop"));
+        // " girl" is three tokens: " g", "ir", "l"; the stop string starts inside the second.
+        String split = "{\"prompt\":" + prompt + ",\"max_tokens\":64,\"temperature\":0,\"stop\":[\"zzz\",\"rl na\"]";
+        post("/v1/completions", split + "}").then().statusCode(200)
+                .body("choices[0].text", equalTo(", there was a little gi"))
+                .body("choices[0].finish_reason", equalTo("stop"))
+                .body("usage.completion_tokens", equalTo(9));
+        List<JsonPath> chunks = ServerSentEvents.chunks(post("/v1/completions", split + ",\"stream\":true}")
+                .asString());
+        assertEquals(", there was a little gi", ServerSentEvents.text(chunks));
+        assertEquals("stop", chunks.get(chunks.size() - 1).getString("choices[0].finish_reason"));
+    }
+
+    @Test
+    void theSameSeedGivesTheSameText() {
+        String base = "{\"prompt\":\"Once upon a time\",\"max_tokens\":32,\"temperature\":1.0,\"top_k\":0,"
+                + "\"top_p\":1,\"min_p\":0,\"seed\":";
+        String first = post("/v1/completions", base + "42}").then().statusCode(200).extract().path("choices[0].text");
+        String again = post("/v1/completions", base + "42}").then().statusCode(200).extract().path("choices[0].text");
+        assertEquals(first, again);
+        Set<String> others = new HashSet<>();
+        for (int seed = 1; seed <= 3; seed++) {
+            others.add(post("/v1/completions", base + seed + "}").then().statusCode(200)
+                    .extract().path("choices[0].text"));
+        }
+        others.add(first);
+        assertTrue(others.size() > 1, "different seeds draw different texts: " + others);
+        // n choices with a seed: choice j draws from seed + j, so choice 1 of seed 41 is choice 0 of seed 42.
+        post("/v1/completions", base + "41,\"n\":2}").then().statusCode(200)
+                .body("choices[1].text", equalTo(first));
+    }
+
+    @Test
+    void reportsLogprobsAsLlamaCppComputesThem() {
+        Golden.Record golden = GOLDEN.get(0);
+        JsonPath json = post("/v1/completions", "{\"prompt\":" + quoted(golden.prompt())
+                + ",\"max_tokens\":16,\"temperature\":0,\"logprobs\":5}").then().statusCode(200)
+                .extract().jsonPath();
+        List<String> tokens = json.getList("choices[0].logprobs.tokens");
+        List<Float> logprobs = json.getList("choices[0].logprobs.token_logprobs", Float.class);
+        List<Integer> offsets = json.getList("choices[0].logprobs.text_offset");
+        assertEquals(16, tokens.size());
+        int offset = 0;
+        for (int i = 0; i < 16; i++) {
+            JsonNode position = golden.top5().get(i);
+            assertEquals(position.get("chosen").get("text").asText(), tokens.get(i), "token " + i);
+            assertEquals((float) position.get("chosen").get("logprob").asDouble(), logprobs.get(i), LOGPROB_TOLERANCE,
+                    "logprob " + i);
+            assertEquals(offset, offsets.get(i), "text offset " + i);
+            offset += tokens.get(i).length();
+            Map<String, Float> top = json.getMap("choices[0].logprobs.top_logprobs[" + i + "]", String.class,
+                    Float.class);
+            for (JsonNode candidate : position.get("top5")) {
+                Float logprob = top.get(candidate.get("text").asText());
+                assertTrue(logprob != null, "position " + i + " lists " + candidate.get("text"));
+                assertEquals((float) candidate.get("logprob").asDouble(), logprob, LOGPROB_TOLERANCE);
+            }
+        }
+        JsonPath chat = post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
+                + "\"max_tokens\":4,\"temperature\":0,\"logprobs\":true,\"top_logprobs\":3}").then().statusCode(200)
+                .extract().jsonPath();
+        List<Map<String, Object>> content = chat.getList("choices[0].logprobs.content");
+        assertEquals(chat.getInt("usage.completion_tokens"), content.size());
+        assertEquals(3, chat.getList("choices[0].logprobs.content[0].top_logprobs").size());
+        assertTrue(chat.getFloat("choices[0].logprobs.content[0].logprob") <= 0);
+    }
+
+    @Test
+    void tokenizesAndDetokenizesLikeLlamaCpp() {
+        Golden.Record golden = GOLDEN.get(1);
+        post("/tokenize", "{\"content\":" + quoted(golden.prompt()) + ",\"add_special\":true}").then()
+                .statusCode(200)
+                .body("tokens", equalTo(Arrays.stream(golden.promptIds()).boxed().toList()));
+        post("/tokenize", "{\"content\":\"Once\",\"with_pieces\":true}").then().statusCode(200)
+                .body("tokens[0].id", equalTo(403));
+        post("/detokenize", "{\"tokens\":" + Arrays.toString(golden.completionIds()) + "}").then().statusCode(200)
+                .body("content", equalTo(golden.completionText()));
+    }
+
+    @Test
+    void listsTheModelUnderItsAliasWithRouteAndDevice() {
+        given().get("/v1/models").then().statusCode(200)
+                .body("object", equalTo("list"))
+                .body("data[0].id", equalTo(StoriesProfile.ALIAS))
+                .body("data[0].object", equalTo("model"))
+                .body("data[0].route", equalTo("generic"))
+                .body("data[0].device", equalTo("cpu"));
+        given().get("/v1/models/" + StoriesProfile.ALIAS).then().statusCode(200);
+        given().get("/v1/models/gpt-4").then().statusCode(404).body("error.code", equalTo("model_not_found"));
+    }
+
+    @Test
+    void healthSaysOkWithTheModelRouteAndDevice() {
+        given().get("/health").then().statusCode(200).body("status", equalTo("ok"));
+        given().get("/q/health/live").then().statusCode(200).body("status", equalTo("UP"));
+        given().get("/q/health/ready").then().statusCode(200)
+                .body("status", equalTo("UP"))
+                .body("checks.data.model", hasItem(StoriesProfile.ALIAS))
+                .body("checks.data.route", hasItem("generic"))
+                .body("checks.data.device", hasItem("cpu"));
+    }
+
+    @ParameterizedTest(name = "{0} {1} -> {2} {3}")
+    @CsvSource(delimiter = '|', nullValues = "-", value = {
+            "/v1/completions      | not json                                                  | 400 | -",
+            "/v1/completions      | [1,2]                                                     | 400 | -",
+            "/v1/completions      | {\"prompt\":{\"a\":1}}                                    | 400 | prompt",
+            "/v1/completions      | {\"prompt\":[1,99999]}                                    | 400 | prompt",
+            "/v1/completions      | {\"prompt\":\"x\",\"max_tokens\":\"many\"}                | 400 | max_tokens",
+            "/v1/completions      | {\"prompt\":\"x\",\"max_tokens\":0}                       | 400 | max_tokens",
+            "/v1/completions      | {\"prompt\":\"x\",\"temperature\":-0.5}                   | 400 | temperature",
+            "/v1/completions      | {\"prompt\":\"x\",\"temperature\":\"hot\"}                | 400 | temperature",
+            "/v1/completions      | {\"prompt\":\"x\",\"top_p\":0}                            | 400 | top_p",
+            "/v1/completions      | {\"prompt\":\"x\",\"top_p\":1.01}                         | 400 | top_p",
+            "/v1/completions      | {\"prompt\":\"x\",\"n\":0}                                | 400 | n",
+            "/v1/completions      | {\"prompt\":\"x\",\"stop\":{\"s\":1}}                     | 400 | stop",
+            "/v1/completions      | {\"prompt\":\"x\",\"seed\":\"abc\"}                       | 400 | seed",
+            "/v1/completions      | {\"prompt\":\"x\",\"logprobs\":50}                        | 400 | logprobs",
+            "/v1/completions      | {\"prompt\":\"x\",\"stream\":1}                           | 400 | stream",
+            "/v1/completions      | {\"prompt\":\"x\",\"model\":\"gpt-4\"}                    | 404 | model",
+            "/v1/chat/completions | {\"messages\":[]}                                         | 400 | messages",
+            "/v1/chat/completions | {\"messages\":[{\"role\":\"bard\",\"content\":\"x\"}]}    | 400 | messages[0].role",
+            "/v1/chat/completions | {\"messages\":[{\"role\":\"user\",\"content\":1}]}        | 400 | messages[0].content",
+            "/v1/chat/completions | {\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_completion_tokens\":0} | 400 | max_completion_tokens",
+            "/v1/chat/completions | {\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_p\":2} | 400 | top_p",
+            "/v1/chat/completions | {\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"model\":\"x\"} | 404 | model",
+            "/tokenize            | {\"content\":5}                                           | 400 | content",
+            "/detokenize          | {\"tokens\":[-1]}                                         | 400 | tokens",
+    })
+    void refusesBadInputByNameWithoutServerDetails(String path, String body, int status, String param) {
+        Response response = post(path, body);
+        response.then().statusCode(status).contentType(startsWith("application/json"))
+                .body("error.param", equalTo(param))
+                .body("error.type", equalTo("invalid_request_error"));
+        assertNoServerDetails(response.asString());
+    }
+
+    @Test
+    void refusesAPromptThatDoesNotFitTheContextWithBothCounts() {
+        int context = given().get("/v1/models").then().extract().path("data[0].context_length");
+        String prompt = "Once" + " upon".repeat(context);
+        int tokens = post("/tokenize", "{\"content\":\"" + prompt + "\",\"add_special\":true}").then()
+                .extract().path("tokens.size()");
+        Response response = post("/v1/completions", "{\"prompt\":\"" + prompt + "\"}");
+        response.then().statusCode(400).body("error.param", equalTo("prompt"))
+                .body("error.code", equalTo("context_length_exceeded"));
+        Matcher counts = Pattern.compile("the prompt is (\\d+) tokens, but the model's context holds (\\d+) tokens")
+                .matcher(response.path("error.message"));
+        assertTrue(counts.find(), (String) response.path("error.message"));
+        assertEquals(tokens, Integer.parseInt(counts.group(1)));
+        assertEquals(context, Integer.parseInt(counts.group(2)));
+    }
+
+    @Test
+    void httpRefusalsCarryTheErrorBody() {
+        given().get("/v1/chat/completions").then().statusCode(405).body("error.code", equalTo("method_not_allowed"));
+        given().contentType("text/plain").body("{\"prompt\":\"x\"}").post("/v1/completions").then().statusCode(415)
+                .body("error.type", equalTo("invalid_request_error"));
+        given().get("/nowhere").then().statusCode(404).body("error.code", equalTo("not_found"));
+    }
+
+    @Test
+    void aDisconnectedStreamStopsAndFreesTheOnlyStream() throws Exception {
+        double before = metric("laneway_generated_tokens_total");
+        int context = given().get("/v1/models").then().extract().path("data[0].context_length");
+        // Four choices that ignore the end of text: far more work than the test waits for, if it were not stopped.
+        int budget = 4 * (context - 5);
+        String body = "{\"prompt\":\"Once upon a time\",\"n\":4,\"ignore_eos\":true,\"stream\":true}";
+        try (Socket socket = new Socket(server.getHost(), server.getPort())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            String seen = "";
+            byte[] buffer = new byte[256];
+            while (!seen.contains("data: ")) {
+                int n = in.read(buffer);
+                assertTrue(n > 0, "the stream started");
+                seen += new String(buffer, 0, n, StandardCharsets.UTF_8);
+            }
+        }
+        for (int i = 0; i < 400 && metric("laneway_streams_busy") > 0; i++) {
+            Thread.sleep(25);
+        }
+        assertEquals(0.0, metric("laneway_streams_busy"), "the stream is free");
+        double generated = metric("laneway_generated_tokens_total") - before;
+        assertTrue(generated < budget, "the generation stopped early: " + generated + " of " + budget);
+        // With the only stream free and nothing queued, the next request starts at once.
+        assertEquals(0.0, metric("laneway_queue_depth"));
+        post("/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":4,\"temperature\":0}").then()
+                .statusCode(200).body("choices[0].text", equalTo(", there was a"));
+    }
+
+    @Test
+    void theOpenAiNodeSdkWorksAgainstTheServer() throws Exception {
+        NodeSdk.Run run = NodeSdk.run(server.toString() + "v1", "Once upon a time", Map.of());
+        assertEquals(0, run.exitCode(), run.output());
+        JsonPath seen = new JsonPath(run.output().lines().reduce((a, b) -> b).orElseThrow());
+        assertEquals(StoriesProfile.ALIAS, seen.getString("model"));
+        assertEquals(seen.getString("content"), seen.getString("streamed"));
+        assertTrue(seen.getInt("usage.completion_tokens") >= 1);
+    }
+
+    static double metric(String name) {
+        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? ([0-9.eE+-]+)$").matcher(metrics);
+        assertTrue(m.find(), "the metrics hold " + name);
+        return Double.parseDouble(m.group(2));
+    }
+
+    static void assertNoServerDetails(String body) {
+        String checkout = Path.of("").toAbsolutePath().getParent().toString();
+        for (String leak : List.of("Exception", "\tat ", "at dev.laneway", "at java.", ".java:", checkout,
+                StoriesProfile.shared().toAbsolutePath().normalize().toString())) {
+            assertFalse(body.contains(leak), "the body holds server details (" + leak + "): " + body);
+        }
+        assertNotEquals("", body);
+    }
+}

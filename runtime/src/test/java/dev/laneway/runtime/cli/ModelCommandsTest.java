@@ -1,0 +1,137 @@
+package dev.laneway.runtime.cli;
+
+import dev.laneway.runtime.routes.RouteSetup;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import static dev.laneway.runtime.cli.CommandLineTest.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The subcommands on the real shared models: pack, routes, run, inspect and tokenize, as a user runs them. */
+class ModelCommandsTest {
+    private static final String GOLDEN_CONTINUATION = ", there was a little girl named Lily. She loved to play outside"
+            + " in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\n"
+            + "Lily's mom said";
+
+    @TempDir
+    static Path tmp;
+
+    static Path shared(String relative) {
+        Path p = Path.of(System.getProperty("shared.dir", "../shared")).resolve(relative);
+        if (!Files.exists(p)) {
+            throw new IllegalStateException("shared test data missing: " + p);
+        }
+        return p;
+    }
+
+    static Path stories() {
+        return shared("models/stories260K/stories260K.gguf");
+    }
+
+    @BeforeAll
+    static void privateCache() {
+        System.setProperty(RouteSetup.CACHE_DIR_PROPERTY, tmp.resolve("cache").toString());
+    }
+
+    @AfterAll
+    static void restoreCache() {
+        System.clearProperty(RouteSetup.CACHE_DIR_PROPERTY);
+    }
+
+    @Test
+    void runOnTheGgufFileStreamsLlamaCppsGreedyContinuation() {
+        CommandLineTest.Outcome o = run("run", "-m", stories().toString(), "-p", "Once upon a time", "-n", "64");
+        assertEquals(ExitCodes.OK, o.code(), o.err());
+        assertEquals("Once upon a time" + GOLDEN_CONTINUATION + "\n", o.out());
+        assertTrue(o.err().contains("generated: 64 tokens"), o.err());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"f32", "q8"})
+    void packedContainerIsClaimedByTheGenericRouteAndRuns(String quant) {
+        Path out = tmp.resolve("stories-" + quant);
+        CommandLineTest.Outcome pack = run("pack", stories().toString(), "-o", out.toString(), "--quant", quant);
+        assertEquals(ExitCodes.OK, pack.code(), pack.err());
+        assertTrue(pack.err().contains("packing: 100%"), "plain progress lines when not on a terminal: " + pack.err());
+        for (String file : new String[]{"model.q4nx", "config.json", "tokenizer.json", "tokenizer_config.json",
+                "plan.json"}) {
+            assertTrue(Files.isRegularFile(out.resolve(file)), file);
+        }
+        CommandLineTest.Outcome routes = run("routes", "-m", out.toString());
+        assertEquals(ExitCodes.OK, routes.code(), routes.out());
+        assertTrue(routes.out().contains("served by: generic"), routes.out());
+        CommandLineTest.Outcome r = run("run", "-m", out.toString(), "-p", "Once upon a time", "-n", "16");
+        assertEquals(ExitCodes.OK, r.code(), r.err());
+        assertTrue(r.out().startsWith("Once upon a time, there was a little"), r.out());
+    }
+
+    @Test
+    void packRefusesAnExistingOutputAndAnUnknownQuant() {
+        CommandLineTest.Outcome exists = run("pack", stories().toString(), "-o", tmp.toString());
+        assertEquals(ExitCodes.USAGE, exists.code());
+        assertTrue(exists.err().contains("exists already"), exists.err());
+        CommandLineTest.Outcome quant = run("pack", stories().toString(), "-o", tmp.resolve("x").toString(),
+                "--quant", "q3");
+        assertEquals(ExitCodes.USAGE, quant.code());
+        assertTrue(quant.err().contains("--quant q3: expected one of q8, q4_1, bf16, f32"), quant.err());
+    }
+
+    @Test
+    void anInterruptedPackLeavesNothingThatLooksValid() throws IOException {
+        Path broken = Files.write(tmp.resolve("truncated.gguf"), java.util.Arrays.copyOf(Files.readAllBytes(stories()),
+                600_000));
+        Path out = tmp.resolve("never");
+        CommandLineTest.Outcome o = run("pack", broken.toString(), "-o", out.toString());
+        assertEquals(ExitCodes.FAILED, o.code());
+        assertTrue(o.err().contains("truncated.gguf"), "the error names the file: " + o.err());
+        assertFalse(Files.exists(out));
+        try (Stream<Path> left = Files.list(tmp)) {
+            assertTrue(left.noneMatch(p -> p.getFileName().toString().contains("never")), "no partial directory");
+        }
+    }
+
+    @Test
+    void checkpointWithTiedEmbeddingsStoredAsLmHeadPacksAndRuns() {
+        Path out = tmp.resolve("tinystories");
+        CommandLineTest.Outcome pack = run("pack", shared("models/tinystories-656k").toString(), "-o", out.toString());
+        assertEquals(ExitCodes.OK, pack.code(), pack.err());
+        CommandLineTest.Outcome r = run("run", "-m", out.toString(), "-p", "Once upon a time", "-n", "12");
+        assertEquals(ExitCodes.OK, r.code(), r.err());
+        assertTrue(r.out().startsWith("Once upon a time, a little girl named Lily lived"), r.out());
+    }
+
+    @Test
+    void inspectDescribesGgufFilesAndContainers() {
+        CommandLineTest.Outcome g = run("inspect", stories().toString());
+        assertEquals(ExitCodes.OK, g.code(), g.err());
+        assertTrue(g.out().contains("general.architecture = llama"), g.out());
+        assertTrue(g.out().contains("token_embd.weight"), g.out());
+        assertTrue(g.out().contains("tokenizer: 512 tokens"), g.out());
+        Path out = tmp.resolve("inspected");
+        assertEquals(ExitCodes.OK, run("pack", stories().toString(), "-o", out.toString(), "--quant", "q4_1").code());
+        CommandLineTest.Outcome c = run("inspect", out.toString());
+        assertEquals(ExitCodes.OK, c.code(), c.err());
+        assertTrue(c.out().contains("TILES_Q4_1"), c.out());
+        assertTrue(c.out().contains("\"model_type\""), c.out());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"llama-spm", "phi-3", "gpt-2", "deepseek-coder", "falcon"})
+    void tokenizeOfAVocabularyGgufReproducesLlamaCppsVectors(String vocab) throws IOException {
+        Path gguf = shared("models/vocab/ggml-vocab-" + vocab + ".gguf");
+        CommandLineTest.Outcome o = run("tokenize", "-m", gguf.toString(), "-f", gguf + ".inp");
+        assertEquals(ExitCodes.OK, o.code(), o.err());
+        assertEquals(Files.readString(Path.of(gguf + ".out")).stripTrailing(), o.out().stripTrailing());
+    }
+}
