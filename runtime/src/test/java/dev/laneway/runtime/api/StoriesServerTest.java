@@ -46,7 +46,7 @@ class StoriesServerTest {
         StoriesProfile.awaitReady();
     }
     private static final List<Golden.Record> GOLDEN = Golden.stories260K();
-    /** Other kernels than llama.cpp's (fused, reordered float arithmetic) move log-probabilities slightly. */
+    /** Kernels that sum in another order than llama.cpp's move small log-probabilities slightly. */
     private static final float LOGPROB_TOLERANCE = 0.02f;
 
     @TestHTTPResource("/")
@@ -60,50 +60,21 @@ class StoriesServerTest {
         return '"' + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
     }
 
-    /**
-     * Greedy text equals llama.cpp's, token for token, except where two tokens are all but tied: llama.cpp keeps
-     * its KV cache in f16, which moves log-probabilities by about 1e-3, and that decides a near tie either way.
-     * Such a divergence must be a near tie in our own log-probabilities, with llama.cpp's token as the runner-up.
-     */
+    /** Greedy text equals llama.cpp's, token for token, for every public golden prompt. */
     @Test
     void greedyCompletionsEqualLlamaCpp() {
-        int exact = 0;
         for (Golden.Record golden : GOLDEN) {
-            JsonPath json = post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":" + quoted(golden.prompt())
-                    + ",\"max_tokens\":64,\"temperature\":0,\"logprobs\":2}").then()
+            post("/v1/completions", "{\"model\":\"stories260K\",\"prompt\":" + quoted(golden.prompt())
+                    + ",\"max_tokens\":64,\"temperature\":0}").then()
                     .statusCode(200)
                     .body("model", equalTo(StoriesProfile.ALIAS))
+                    .body("choices[0].text", equalTo(golden.completionText()))
                     .body("choices[0].finish_reason", equalTo("length"))
                     .body("usage.prompt_tokens", equalTo(golden.promptIds().length))
                     .body("usage.completion_tokens", equalTo(64))
                     .body("usage.total_tokens", equalTo(golden.promptIds().length + 64))
-                    .body("timings.predicted_n", equalTo(64))
-                    .extract().jsonPath();
-            String text = json.getString("choices[0].text");
-            if (text.equals(golden.completionText())) {
-                exact++;
-                continue;
-            }
-            List<String> tokens = json.getList("choices[0].logprobs.tokens");
-            int offset = 0;
-            int at = 0;
-            while (golden.completionText().startsWith(tokens.get(at), offset)) {
-                offset += tokens.get(at++).length();
-            }
-            Map<String, Float> top = json.getMap("choices[0].logprobs.top_logprobs[" + at + "]", String.class,
-                    Float.class);
-            String ours = tokens.get(at);
-            String theirs = golden.completionText().substring(offset);
-            Map.Entry<String, Float> runnerUp = top.entrySet().stream()
-                    .filter(e -> !e.getKey().equals(ours)).findFirst().orElseThrow();
-            assertTrue(theirs.startsWith(runnerUp.getKey()), golden.prompt() + ": llama.cpp's token at " + at
-                    + " is our runner-up: " + top + " vs " + theirs);
-            float gap = top.get(ours) - runnerUp.getValue();
-            assertTrue(gap < 0.01, golden.prompt() + ": a near tie at token " + at + ", gap " + gap);
+                    .body("timings.predicted_n", equalTo(64));
         }
-        assertTrue(exact >= GOLDEN.size() - 1, "at most one near tie among the prompts: " + exact + " exact");
-        post("/v1/completions", "{\"prompt\":" + quoted(GOLDEN.get(0).prompt()) + ",\"max_tokens\":64,"
-                + "\"temperature\":0}").then().body("choices[0].text", equalTo(GOLDEN.get(0).completionText()));
     }
 
     @Test
