@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
  * that prints the command line it was given.
  */
 class EntrypointTest {
-    private static final Path ENTRYPOINT = Path.of("src", "main", "docker", "laneway-entrypoint");
+    private static final Path ENTRYPOINT = Path.of("..", "src", "main", "docker", "laneway-entrypoint");
     private static final List<String> JVM = List.of("-Dlaneway.home=/opt/laneway",
             "-Dorg.bytedeco.javacpp.cachedir=/var/cache/laneway/javacpp", "-jar", "/opt/laneway/quarkus-run.jar");
 

@@ -39,8 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the Service and the autoscaler reach the Deployment, and the Deployment runs the image the way it is built.
  */
 class KubernetesManifestsTest {
-    private static final Path DOCKERFILE = Path.of("src", "main", "docker", "Dockerfile.jvm");
-    private static final Path ENTRYPOINT = Path.of("src", "main", "docker", "laneway-entrypoint");
+    private static final Path DOCKERFILE = Path.of("..", "src", "main", "docker", "Dockerfile.jvm");
+    private static final Path ENTRYPOINT = Path.of("..", "src", "main", "docker", "laneway-entrypoint");
 
     @Test
     void everyManifestIsATypedKubernetesObject() {
