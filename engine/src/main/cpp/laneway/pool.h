@@ -67,7 +67,12 @@ public:
             wake_.notify_all();
         }
         work(e);
-        while (done_.load(std::memory_order_acquire) < tasks) cpuRelax();
+        // The last tasks are running on workers: wait, yielding the core after a few microseconds in case one of
+        // them is waiting for it (a machine busier than the pool is sized for).
+        for (int i = 0; done_.load(std::memory_order_acquire) < tasks; i++) {
+            if (i < kPauses) cpuRelax();
+            else std::this_thread::yield();
+        }
         busy_.unlock();
     }
 
@@ -105,8 +110,12 @@ private:
         for (int i = 0;; i++) {
             uint32_t e = epoch_.load(std::memory_order_acquire);
             if (e != seen) return e;
-            cpuRelax();
-            if ((i & 255) == 255 && std::chrono::steady_clock::now() - start > kSpin) break;
+            if (i < kPauses) {
+                cpuRelax();
+            } else {
+                std::this_thread::yield();  // lets a busy machine run others, and costs little on an idle one
+                if ((i & 15) == 15 && std::chrono::steady_clock::now() - start > kSpin) break;
+            }
         }
         std::unique_lock<std::mutex> lock(sleepLock_);
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
@@ -116,6 +125,7 @@ private:
     }
 
     static constexpr std::chrono::microseconds kSpin{200};
+    static constexpr int kPauses = 2000;  // a few microseconds of pause instructions before yielding
 
     const int threads_;
     std::vector<std::thread> workers_;
