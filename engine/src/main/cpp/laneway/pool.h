@@ -30,7 +30,7 @@ public:
 
     explicit Pool(int threads) : threads_(threads < 1 ? 1 : threads) {
         for (int i = 1; i < threads_; i++) {
-            workers_.emplace_back([this] { workerLoop(); });
+            workers_.emplace_back([this] { workerLoop(0); });  // epoch 0 seen: a pool closed at once still stops
         }
     }
 
@@ -94,8 +94,7 @@ private:
         }
     }
 
-    void workerLoop() {
-        uint32_t seen = epoch_.load();
+    void workerLoop(uint32_t seen) {
         for (;;) {
             uint32_t e = awaitJob(seen);
             if (stop_.load()) return;
@@ -119,7 +118,7 @@ private:
         }
         std::unique_lock<std::mutex> lock(sleepLock_);
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
-        wake_.wait(lock, [&] { return epoch_.load(std::memory_order_seq_cst) != seen; });
+        wake_.wait(lock, [&] { return epoch_.load(std::memory_order_seq_cst) != seen || stop_.load(); });
         sleepers_.fetch_sub(1);
         return epoch_.load(std::memory_order_acquire);
     }

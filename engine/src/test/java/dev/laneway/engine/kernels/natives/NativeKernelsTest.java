@@ -266,6 +266,45 @@ class NativeKernelsTest {
         assertEquals(List.of(), failures);
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void runsMatricesOnTheJavaHeapThroughTheJavaKernels(Isa isa) {
+        Matrix direct = RandomMatrices.create(Layout.BF16, 20, 30, new Random(6));
+        java.nio.ByteBuffer heap = java.nio.ByteBuffer.allocate(direct.data().capacity());
+        heap.put(direct.data().duplicate()).flip();
+        Matrix onHeap = new Matrix("heap", Layout.BF16, 20, 30, heap);
+        float[] x = RandomMatrices.gaussian(30, new Random(7));
+        float[] expected = new float[20];
+        float[] actual = new float[20];
+        REFERENCE.matmul(onHeap, x, expected, 1);
+        KERNELS.get(isa).matmul(onHeap, x, actual, 1);
+        assertArrayEquals(expected, actual);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void refusesArraysTooShortForTheirShapes(Isa isa) {
+        NativeKernels kernels = KERNELS.get(isa);
+        Matrix w = RandomMatrices.create(Layout.TILES_Q8, 40, 300, new Random(8));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> kernels.matmul(w, new float[300 * 2 - 1], new float[80], 2));
+        assertTrue(e.getMessage().startsWith("x: needs 600 elements, has 599"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> kernels.matmul(w, new float[300], new float[39], 1));
+        assertThrows(IllegalArgumentException.class, () -> kernels.matmul(w, new float[300], new float[40], 0));
+        assertThrows(IllegalArgumentException.class, () -> kernels.row(w, 40, new float[300], 0));
+        assertThrows(IllegalArgumentException.class, () -> kernels.row(w, 0, new float[300], 1));
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.rmsnorm(new float[10], new float[10], new float[4], 5, 2, 1e-5f));
+        assertThrows(IllegalArgumentException.class, () -> kernels.siluMul(new float[3], new float[2], 3));
+        Rope rope = Rope.of(Rope.Style.HALVES, 8, 8, 4, 10000);
+        assertThrows(IllegalArgumentException.class, () -> kernels.rope(new float[16], 1, 2, 4, rope));
+        AttentionShape shape = new AttentionShape(2, 1, 8, 0.35f);
+        KvCache.Layer layer = new KvCache(1, 4, 8).layer(0);
+        IllegalArgumentException tooFar = assertThrows(IllegalArgumentException.class,
+                () -> kernels.attention(new float[16], new float[16], layer, 1, 4, shape));
+        assertTrue(tooFar.getMessage().startsWith("keys: needs 40 elements, has 32"), tooFar.getMessage());
+    }
+
     private static double gamma(int n) {
         double u = Math.ulp(1.0f) / 2;
         return n * u / (1 - n * u);
