@@ -305,6 +305,39 @@ class NativeKernelsTest {
         assertTrue(tooFar.getMessage().startsWith("keys: needs 40 elements, has 32"), tooFar.getMessage());
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void preparesOnlyPaddedQuantizedMatricesAndGivesTheSameProducts(Isa isa) {
+        NativeKernels kernels = KERNELS.get(isa);
+        Random random = new Random(9);
+        Matrix padded = RandomMatrices.create(Layout.TILES_Q4_1, 70, 300, random);
+        Matrix whole = RandomMatrices.create(Layout.TILES_Q8, 70, 512, random);
+        float[] x = RandomMatrices.gaussian(300, random);
+        float[] before = new float[70];
+        try (NativeKernels fresh = NativeKernels.create(isa, 2)) {
+            fresh.matmul(padded, x, before, 1);  // prepared on first use
+        }
+        // 3 tile rows × 10 groups of 640 bytes, against 3 × 2 tiles of 5120 in the container.
+        assertEquals(3 * 10 * 640, kernels.prepare(padded));
+        assertEquals(0, kernels.prepare(whole));
+        assertEquals(0, kernels.prepare(RandomMatrices.create(Layout.BF16, 3, 300, random)));
+        float[] after = new float[70];
+        kernels.matmul(padded, x, after, 1);
+        assertArrayEquals(before, after);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void refusesCallsOnceClosed(Isa isa) {
+        NativeKernels kernels = NativeKernels.create(isa, 2);
+        Matrix w = RandomMatrices.create(Layout.TILES_Q8, 32, 40, new Random(10));
+        kernels.matmul(w, new float[40], new float[32], 1);
+        kernels.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> kernels.matmul(w, new float[40], new float[32], 1));
+        assertEquals(kernels.name() + " kernels are closed", e.getMessage());
+    }
+
     private static double gamma(int n) {
         double u = Math.ulp(1.0f) / 2;
         return n * u / (1 - n * u);
