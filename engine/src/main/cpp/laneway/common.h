@@ -2,6 +2,7 @@
 // and the activation quantization used by the int8 kernels.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
