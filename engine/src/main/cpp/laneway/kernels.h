@@ -10,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <cstdlib>
+#include <unistd.h>
 
 #include "laneway/common.h"
 #include "laneway/pool.h"
@@ -73,10 +74,17 @@ inline long long createPool(int threads) { return (long long)(intptr_t) new Pool
 inline void destroyPool(long long pool) { delete (Pool*)(intptr_t)pool; }
 inline Pool& poolOf(long long pool) { return *(Pool*)(intptr_t)pool; }
 
-// w is in the container's layout, or in the compact layout (see common.h) when `compact`.
+// w is in the container's layout, or in the compact layout (see common.h) when `compact`; `stage` copies quantized
+// weights through L1 (for weights that stream from memory; see ops.inc).
 inline void matmul(long long pool, int isa, int layout, const signed char* w, int rows, int cols, bool compact,
-                   const float* x, float* out, int batch) {
-    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, x, out, batch))
+                   bool stage, const float* x, float* out, int batch) {
+    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, stage, x, out, batch))
+}
+
+// Bytes of the last-level cache (0 if unknown).
+inline long long lastLevelCacheBytes() {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? l3 : sysconf(_SC_LEVEL2_CACHE_SIZE) > 0 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : 0;
 }
 
 // Bytes of the compact layout of a rows × cols Q8 or q4_1 matrix.
@@ -95,9 +103,9 @@ inline long long repackCompact(int layout, const signed char* tiles, int rows, i
 
 inline void freeCompact(long long address) { std::free((void*)(intptr_t)address); }
 
-inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, const float* x,
-                          float* out, int batch) {
-    matmul(pool, isa, layout, (const signed char*)(intptr_t)w, rows, cols, true, x, out, batch);
+inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, bool stage,
+                          const float* x, float* out, int batch) {
+    matmul(pool, isa, layout, (const signed char*)(intptr_t)w, rows, cols, true, stage, x, out, batch);
 }
 
 // Row r of a matrix as floats into out[offset ..].

@@ -26,14 +26,18 @@ final class NativeLibrary {
 
     static native void destroyPool(long pool);
 
+    /** {@code stage}: copy quantized weights through L1, for weights that stream from memory. */
     @CriticalRegion
     static native void matmul(long pool, int isa, int layout, ByteBuffer w, int rows, int cols,
-            @Cast("bool") boolean compact, float[] x, float[] out, int batch);
+            @Cast("bool") boolean compact, @Cast("bool") boolean stage, float[] x, float[] out, int batch);
 
     /** The same product on a compact copy made by {@link #repackCompact}. */
     @CriticalRegion
-    static native void matmulCompact(long pool, int isa, int layout, long w, int rows, int cols, float[] x, float[] out,
-            int batch);
+    static native void matmulCompact(long pool, int isa, int layout, long w, int rows, int cols,
+            @Cast("bool") boolean stage, float[] x, float[] out, int batch);
+
+    /** Bytes of the last-level cache, 0 if unknown. */
+    static native long lastLevelCacheBytes();
 
     static native long compactBytes(int layout, int rows, int cols);
 

@@ -39,17 +39,21 @@ import org.junit.jupiter.params.provider.MethodSource;
 class NativeKernelsTest {
     private static final JavaKernels REFERENCE = new JavaKernels();
     private static final Map<Isa, NativeKernels> KERNELS = new EnumMap<>(Isa.class);
+    /** Kernels that take every matrix for one streamed from memory (a one-byte cache), so products stage weights. */
+    private static final Map<Isa, NativeKernels> STREAMING = new EnumMap<>(Isa.class);
 
     @BeforeAll
     static void createKernels() {
         for (Isa isa : supportedIsas()) {
             KERNELS.put(isa, NativeKernels.create(isa, 3));  // more threads than cores: the pool's hand-off is exercised
+            STREAMING.put(isa, NativeKernels.create(isa, 3, 1));
         }
     }
 
     @AfterAll
     static void closeKernels() {
         KERNELS.values().forEach(NativeKernels::close);
+        STREAMING.values().forEach(NativeKernels::close);
     }
 
     static List<Isa> supportedIsas() {
@@ -61,20 +65,22 @@ class NativeKernelsTest {
         List<Arguments> cases = new ArrayList<>();
         for (Isa isa : supportedIsas()) {
             for (Layout layout : Layout.values()) {
-                for (int[] shape : shapes) {
-                    for (int batch : new int[] {1, 5}) {
-                        cases.add(Arguments.of(isa, layout, shape[0], shape[1], batch));
+                for (boolean streamed : new boolean[] {false, true}) {
+                    for (int[] shape : shapes) {
+                        for (int batch : new int[] {1, 5}) {
+                            cases.add(Arguments.of(isa, layout, shape[0], shape[1], batch, streamed));
+                        }
                     }
+                    cases.add(Arguments.of(isa, layout, 45, 600, 33, streamed));
                 }
-                cases.add(Arguments.of(isa, layout, 45, 600, 33));
             }
         }
         return cases.stream();
     }
 
-    @ParameterizedTest(name = "{0} {1} {2}x{3} batch {4}")
+    @ParameterizedTest(name = "{0} {1} {2}x{3} batch {4}, streamed {5}")
     @MethodSource("matmulCases")
-    void matmulAgreesWithReference(Isa isa, Layout layout, int rows, int cols, int batch) {
+    void matmulAgreesWithReference(Isa isa, Layout layout, int rows, int cols, int batch, boolean streamed) {
         Random random = new Random(rows * 31L + cols * 7L + batch + layout.ordinal() * 1000L);
         Matrix w = RandomMatrices.create(layout, rows, cols, random);
         float[] x = RandomMatrices.gaussian(batch * cols, random);
@@ -82,7 +88,7 @@ class NativeKernelsTest {
         float[] actual = new float[batch * rows];
         Arrays.fill(actual, Float.NaN);
         REFERENCE.matmul(w, x, expected, batch);
-        KERNELS.get(isa).matmul(w, x, actual, batch);
+        (streamed ? STREAMING : KERNELS).get(isa).matmul(w, x, actual, batch);
 
         boolean int8 = isa == Isa.AVX512 && (layout == Layout.TILES_Q8 || layout == Layout.TILES_Q4_1);
         float[][] magnitude = new float[rows][cols];
