@@ -13,9 +13,10 @@ import org.openjdk.jmh.runner.options.TimeValue;
 /**
  * Runs the kernel benchmarks and prints the median over measurement iterations as GB/s (weights read per second, and
  * the streaming read ceiling), GFLOP/s (batched products) or µs per call. Arguments: an optional regular expression
- * choosing benchmarks. Run from the repository root after {@code ./mvnw -pl engine -am test-compile}:
+ * choosing benchmarks. Run from the repository root:
  * <pre>
- * ./mvnw -q -pl engine dependency:build-classpath -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test
+ * ./mvnw -B -q -pl engine -am test-compile dependency:build-classpath \
+ *     -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test
  * java -cp engine/target/test-classes:engine/target/classes:$(cat engine/target/bench.classpath) \
  *     dev.laneway.engine.kernels.natives.BenchmarkReport [regex]
  * </pre>
