@@ -344,6 +344,44 @@ class NativeKernelsTest {
         assertEquals(kernels.name() + " kernels are closed", e.getMessage());
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void allocatesNothingOnTheJavaHeapPerCall(Isa isa) {
+        NativeKernels kernels = KERNELS.get(isa);
+        Random random = new Random(11);
+        Matrix padded = RandomMatrices.create(Layout.TILES_Q8, 96, 288, random);
+        Matrix whole = RandomMatrices.create(Layout.TILES_Q4_1, 64, 256, random);
+        Matrix bf16 = RandomMatrices.create(Layout.BF16, 40, 288, random);
+        float[] x = RandomMatrices.gaussian(288, random);
+        float[] out = new float[288];
+        float[] weight = RandomMatrices.gaussian(288, random);
+        Rope rope = Rope.of(Rope.Style.INTERLEAVED, 48, 48, 16, 10000);
+        AttentionShape shape = new AttentionShape(6, 6, 48, 0.14f);
+        KvCache.Layer layer = new KvCache(1, 16, 288).layer(0);
+        Runnable step = () -> {
+            kernels.rmsnorm(x, x, weight, 288, 1, 1e-5f);
+            kernels.matmul(padded, x, out, 1);
+            kernels.matmul(whole, x, out, 1);
+            kernels.matmul(bf16, x, out, 1);
+            kernels.rope(x, 1, 6, 3, rope);
+            kernels.attention(out, x, layer, 1, 3, shape);
+            kernels.siluMul(x, weight, 288);
+            kernels.add(x, weight, 288);
+            kernels.addBias(x, weight, 1);
+            kernels.row(padded, 5, x, 0);
+        };
+        for (int i = 0; i < 2000; i++) {  // warm up: class loading, compact copies, compilation
+            step.run();
+        }
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long before = threads.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 1000; i++) {
+            step.run();
+        }
+        assertEquals(0, threads.getCurrentThreadAllocatedBytes() - before, "bytes allocated by 1000 decode steps");
+    }
+
     private static double gamma(int n) {
         double u = Math.ulp(1.0f) / 2;
         return n * u / (1 - n * u);
