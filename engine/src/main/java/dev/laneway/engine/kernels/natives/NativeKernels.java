@@ -387,6 +387,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
                 Loader.load(NativeLibrary.class);
                 return null;
             } catch (Throwable t) {  // UnsatisfiedLinkError for an unsupported platform, or a broken extraction
+                String message = String.valueOf(t.getMessage());
+                if (t instanceof UnsatisfiedLinkError && message.startsWith("no jniNativeLibrary")) {
+                    return "this jar has no native kernels for " + Loader.getPlatform();
+                }
                 return Loader.getPlatform() + ": " + t;
             }
         }
