@@ -375,11 +375,15 @@ class NativeKernelsTest {
         }
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        threads.getCurrentThreadAllocatedBytes();  // its first call sets itself up, allocating
         long before = threads.getCurrentThreadAllocatedBytes();
-        for (int i = 0; i < 1000; i++) {
+        for (int i = 0; i < 5000; i++) {
             step.run();
         }
-        assertEquals(0, threads.getCurrentThreadAllocatedBytes() - before, "bytes allocated by 1000 decode steps");
+        // An object per call would be 80 KB at least; the JVM itself now and then allocates a few hundred bytes on the
+        // calling thread (seen: 848 once in a thousand steps), which is not the kernels' doing.
+        long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+        assertTrue(allocated < 4096, allocated + " bytes allocated by 5000 decode steps");
     }
 
     private static double gamma(int n) {
