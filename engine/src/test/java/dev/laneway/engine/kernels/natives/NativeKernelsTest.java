@@ -188,7 +188,10 @@ class NativeKernelsTest {
     @MethodSource("isas")
     void attentionAgreesWithReference(Isa isa) {
         Random random = new Random(3);
-        for (int[] s : new int[][] {{4, 2, 20, 0, 1}, {4, 2, 20, 7, 5}, {6, 6, 64, 130, 1}, {8, 1, 32, 0, 19}}) {
+        // heads, kv heads, head dim, start position, batch: odd head sizes (masked tails), grouped queries, a head too
+        // large to keep in registers (136), long and empty histories
+        for (int[] s : new int[][] {{4, 2, 20, 0, 1}, {4, 2, 20, 7, 5}, {6, 6, 64, 130, 1}, {8, 1, 32, 0, 19},
+                {2, 1, 136, 5, 2}, {4, 4, 80, 3, 3}}) {
             AttentionShape shape = new AttentionShape(s[0], s[1], s[2], (float) (1 / Math.sqrt(s[2])));
             int startPos = s[3];
             int batch = s[4];
