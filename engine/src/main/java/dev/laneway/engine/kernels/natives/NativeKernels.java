@@ -19,8 +19,8 @@ import org.bytedeco.javacpp.Loader;
  *
  * <p>Weights are read in place from the matrix's direct (memory-mapped) buffer, in the container's tile layout; a
  * matrix on the Java heap is handled by the Java kernels instead. Quantized tiles (Q8, q4_1) go through int8 dot
- * products on the AVX-512 path: activations are quantized per 32-column group, as llama.cpp does, so results differ
- * from {@link JavaKernels} by up to half a quantization step per activation.
+ * products on the AVX-512 and AVX2 paths: activations are quantized per 32-column group, as llama.cpp does, so results
+ * differ from {@link JavaKernels} by up to half a quantization step per activation.
  *
  * <p>Thread-safe: concurrent calls are allowed; while one call uses the pool, another runs on its caller's thread.
  * {@link #close()} stops the pool and must not overlap a call.
