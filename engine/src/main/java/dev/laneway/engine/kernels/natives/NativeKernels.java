@@ -7,6 +7,7 @@ import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -126,6 +127,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             NativeLibrary.matmul(pool, isa.ordinal(), w.layout().ordinal(), w.data(), w.rows(), w.cols(), false,
                     stage, x, out, batch);
         }
+        Reference.reachabilityFence(this);  // the cleaner must not free the pool or the copies during the call
     }
 
     /**
@@ -213,6 +215,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireLength("out", out, (long) batch * shape.qDim());
         NativeLibrary.attention(pool, isa.ordinal(), out, q, cache.keys(), cache.values(), batch, startPos,
                 shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+        Reference.reachabilityFence(this);
     }
 
     @Override
@@ -222,6 +225,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireLength("gate", gate, n);
         requireLength("up", up, n);
         NativeLibrary.siluMul(pool, isa.ordinal(), gate, up, n);
+        Reference.reachabilityFence(this);
     }
 
     @Override
@@ -248,7 +252,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (!data.isDirect()) {
             throw new IllegalArgumentException("streamRead needs a direct buffer");
         }
-        return NativeLibrary.streamRead(pool, isa.ordinal(), data.duplicate().position(0), data.capacity() & ~63L);
+        long checksum = NativeLibrary.streamRead(pool, isa.ordinal(), data.duplicate().position(0),
+                data.capacity() & ~63L);
+        Reference.reachabilityFence(this);
+        return checksum;
     }
 
     /** Stops the worker threads. No call may be in flight or follow. */
