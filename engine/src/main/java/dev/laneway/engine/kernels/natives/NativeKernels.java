@@ -142,6 +142,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * weights that outgrow the last-level cache are read through a small buffer in L1 (see {@link WeightFootprint}),
      * weights that fit are read in place.
      */
+    @Override
     public long prepare(Matrix w) {
         if (!w.data().isDirect()) {
             return 0;
