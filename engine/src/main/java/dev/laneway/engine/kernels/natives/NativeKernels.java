@@ -8,8 +8,6 @@ import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
-import java.util.IdentityHashMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.bytedeco.javacpp.Loader;
@@ -304,85 +302,6 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private static void requireLoaded() {
         if (Library.PROBLEM != null) {
             throw new IllegalStateException("native kernels unavailable: " + Library.PROBLEM);
-        }
-    }
-
-    /**
-     * Compact copies of padded quantized matrices, found by identity (a matrix's equality compares its contents).
-     * Lookups read an immutable map; additions replace it.
-     */
-    private static final class CompactCopies {
-        private volatile Map<Matrix, Long> copies = new IdentityHashMap<>();
-        private boolean freed;
-
-        static boolean worthIt(Matrix w) {
-            return (w.layout() == Matrix.Layout.TILES_Q8 || w.layout() == Matrix.Layout.TILES_Q4_1)
-                    && w.cols() % Matrix.TILE_COLS != 0;
-        }
-
-        long of(Matrix w) {
-            Long address = copies.get(w);
-            return address != null ? address : add(w);
-        }
-
-        private synchronized long add(Matrix w) {
-            Long existing = copies.get(w);
-            if (existing != null) {
-                return existing;
-            }
-            if (freed) {
-                throw new IllegalStateException("kernels closed");
-            }
-            long address = NativeLibrary.repackCompact(w.layout().ordinal(), w.data(), w.rows(), w.cols());
-            if (address == 0) {
-                throw new OutOfMemoryError(w.name() + ": no memory for a compact copy of "
-                        + NativeLibrary.compactBytes(w.layout().ordinal(), w.rows(), w.cols()) + " bytes");
-            }
-            Map<Matrix, Long> next = new IdentityHashMap<>(copies);
-            next.put(w, address);
-            copies = next;
-            return address;
-        }
-
-        synchronized void free() {
-            copies.values().forEach(NativeLibrary::freeCompact);
-            copies = new IdentityHashMap<>();
-            freed = true;
-        }
-    }
-
-    /**
-     * The weights these kernels have multiplied by, counted once each. While they fit in the last-level cache, a
-     * product reads its weights in place (they stay cached from one token to the next); once they outgrow it, weights
-     * stream from memory on every token, and the products copy them through L1 a tile at a time, which reads memory
-     * about 1.5 times faster (one thread: 16 GB/s against 10 for an 8192 × 2048 Q8 matrix-vector product), but makes
-     * cached weights 1.5 times slower to read (a 16 MB model's decode step: 1.4 ms against 0.9).
-     */
-    static final class WeightFootprint {
-        private final long cacheBytes;
-        private volatile Map<Matrix, Boolean> seen = new IdentityHashMap<>();
-        private volatile long bytes;
-
-        WeightFootprint(long cacheBytes) {
-            this.cacheBytes = cacheBytes > 0 ? cacheBytes : 32L << 20;
-        }
-
-        /** Counts w if it is new; whether the weights counted so far outgrow the cache. */
-        boolean streams(Matrix w) {
-            if (!seen.containsKey(w)) {
-                add(w);
-            }
-            return bytes > cacheBytes;
-        }
-
-        private synchronized void add(Matrix w) {
-            if (seen.containsKey(w)) {
-                return;
-            }
-            Map<Matrix, Boolean> next = new IdentityHashMap<>(seen);
-            next.put(w, Boolean.TRUE);
-            seen = next;
-            bytes += w.layout().bytes(w.rows(), w.cols());
         }
     }
 
