@@ -52,6 +52,29 @@ inline float f16ToFloat(uint16_t h) {
     return f;
 }
 
+// Float to IEEE half-precision bits, rounding to nearest even as the F16C instructions (and Floats.floatToF16) do.
+inline uint16_t floatToF16(float f) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    const uint32_t sign = (bits >> 16) & 0x8000;
+    const int exp = (bits >> 23) & 0xff;
+    uint32_t mant = bits & 0x7fffff;
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00 | (mant != 0 ? 0x200 : 0));
+    const int e = exp - 127 + 15;
+    if (e >= 0x1f) return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {  // a subnormal half, or zero
+        if (e < -10) return (uint16_t)sign;
+        mant |= 0x800000;
+        const int shift = 14 - e;
+        uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) half++;  // a carry into the exponent rounds up correctly
+    return (uint16_t)(sign | half);
+}
+
 // Where one 32-row × 32-column group of a quantized matrix lies. In the container's tiles (BRIEF §5) a group's scales
 // and codes are spread over its tile; the compact layout (see repack) keeps each group in one block.
 struct GroupRef {

@@ -144,6 +144,13 @@ inline void attention(long long pool, int isa, float* out, const float* q, const
     LW_DISPATCH(isa, attention(poolOf(pool), out, q, keys, values, batch, startPos, heads, kvHeads, headDim, scale))
 }
 
+// Attention over a half-precision KV cache, with llama.cpp's numerics (see ops.inc).
+inline void attentionHalf(long long pool, int isa, float* out, const float* q, const short* keys, const short* values,
+                          int batch, int startPos, int heads, int kvHeads, int headDim, float scale) {
+    LW_DISPATCH(isa, attentionHalf(poolOf(pool), out, q, (const uint16_t*)keys, (const uint16_t*)values, batch,
+                                   startPos, heads, kvHeads, headDim, scale))
+}
+
 inline void siluMul(long long pool, int isa, float* gate, const float* up, int n) {
     LW_DISPATCH(isa, siluMul(poolOf(pool), gate, up, n))
 }

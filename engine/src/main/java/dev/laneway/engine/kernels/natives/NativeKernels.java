@@ -196,13 +196,14 @@ public final class NativeKernels implements Kernels, AutoCloseable {
                 rope.style() == Rope.Style.INTERLEAVED, rope.cos(), rope.sin());
     }
 
+    /**
+     * Attention over the cache. A half-precision cache is read with llama.cpp's numerics, as {@code HalfAttention}
+     * (the reference) does: the query rounded to half precision, scores summed in float, the weighted values
+     * accumulated in half precision.
+     */
     @Override
     public void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape) {
         requireOpen();
-        if (cache.f16()) {
-            dev.laneway.engine.kernels.HalfAttention.attend(out, q, cache, batch, startPos, shape);
-            return;
-        }
         requireBatch(batch);
         if (cache.kvDim() != shape.kvDim()) {
             throw new IllegalArgumentException("attention: cache kv dim " + cache.kvDim() + " but shape kv dim "
@@ -212,12 +213,19 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("attention: negative start position " + startPos);
         }
         long positions = (long) startPos + batch;
-        requireLength("keys", cache.keys(), positions * shape.kvDim());
-        requireLength("values", cache.values(), positions * shape.kvDim());
         requireLength("q", q, (long) batch * shape.qDim());
         requireLength("out", out, (long) batch * shape.qDim());
-        NativeLibrary.attention(pool, isa.ordinal(), out, q, cache.keys(), cache.values(), batch, startPos,
-                shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+        if (cache.f16()) {
+            requireLength("keys", cache.keys16().length, positions * shape.kvDim());
+            requireLength("values", cache.values16().length, positions * shape.kvDim());
+            NativeLibrary.attentionHalf(pool, isa.ordinal(), out, q, cache.keys16(), cache.values16(), batch,
+                    startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+        } else {
+            requireLength("keys", cache.keys().length, positions * shape.kvDim());
+            requireLength("values", cache.values().length, positions * shape.kvDim());
+            NativeLibrary.attention(pool, isa.ordinal(), out, q, cache.keys(), cache.values(), batch, startPos,
+                    shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+        }
         Reference.reachabilityFence(this);
     }
 
@@ -298,8 +306,12 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     }
 
     private static void requireLength(String what, float[] a, long needed) {
-        if (a.length < needed) {
-            throw new IllegalArgumentException(what + ": needs " + needed + " elements, has " + a.length);
+        requireLength(what, a.length, needed);
+    }
+
+    private static void requireLength(String what, int length, long needed) {
+        if (length < needed) {
+            throw new IllegalArgumentException(what + ": needs " + needed + " elements, has " + length);
         }
     }
 

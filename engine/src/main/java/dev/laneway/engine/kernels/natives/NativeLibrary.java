@@ -60,6 +60,11 @@ final class NativeLibrary {
     static native void attention(long pool, int isa, float[] out, float[] q, float[] keys, float[] values, int batch,
             int startPos, int heads, int kvHeads, int headDim, float scale);
 
+    /** Attention over half-precision keys and values (bits in {@code short}s). */
+    @CriticalRegion
+    static native void attentionHalf(long pool, int isa, float[] out, float[] q, short[] keys, short[] values,
+            int batch, int startPos, int heads, int kvHeads, int headDim, float scale);
+
     @CriticalRegion
     static native void siluMul(long pool, int isa, float[] gate, float[] up, int n);
 

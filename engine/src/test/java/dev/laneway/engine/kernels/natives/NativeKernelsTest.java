@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.laneway.engine.kernels.AttentionShape;
+import dev.laneway.engine.kernels.Floats;
+import dev.laneway.engine.kernels.HalfAttention;
 import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.kernels.Matrix;
@@ -38,6 +40,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class NativeKernelsTest {
     private static final JavaKernels REFERENCE = new JavaKernels();
+    /** Half-precision ulps of difference allowed between native attention over an f16 cache and its reference. */
+    private static final int HALF_ULPS = 2;
     private static final Map<Isa, NativeKernels> KERNELS = new EnumMap<>(Isa.class);
     /** Kernels that take every matrix for one streamed from memory (a one-byte cache), so products stage weights. */
     private static final Map<Isa, NativeKernels> STREAMING = new EnumMap<>(Isa.class);
@@ -210,6 +214,53 @@ class NativeKernelsTest {
         }
     }
 
+    /**
+     * Over a half-precision cache the reference is {@link HalfAttention}. Both round the query and the accumulator to
+     * half precision at the same points; they differ only in how a score's products are summed (SIMD order, fused
+     * multiply-adds) and in e^x (a polynomial good to about 1 ulp against Math.exp), float-level differences that
+     * now and then round the accumulator the other way: one half-precision ulp (2⁻¹¹ relative) of its size, carried
+     * on through later positions. The bound allows {@value #HALF_ULPS} such ulps of the largest value the head reads
+     * (seen: at most 0.23 on these cases).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void halfPrecisionAttentionAgreesWithHalfAttention(Isa isa) {
+        Random random = new Random(12);
+        // heads, kv heads, head dim, start position, batch: grouped queries, odd head sizes (masked tails), heads
+        // past the registers (136, 200), a prompt batch, histories up to a thousand positions
+        for (int[] s : new int[][] {{4, 2, 20, 0, 1}, {4, 2, 20, 7, 5}, {6, 6, 48, 130, 1}, {8, 1, 32, 0, 19},
+                {2, 1, 136, 5, 2}, {4, 4, 80, 3, 3}, {32, 8, 64, 1000, 1}, {6, 2, 7, 300, 4}, {2, 2, 200, 60, 2},
+                {12, 4, 128, 511, 2}}) {
+            AttentionShape shape = new AttentionShape(s[0], s[1], s[2], (float) (1 / Math.sqrt(s[2])));
+            int startPos = s[3];
+            int batch = s[4];
+            int positions = startPos + batch;
+            KvCache.Layer layer = new KvCache(1, positions + 3, shape.kvDim(), KvCache.Precision.F16).layer(0);
+            // Keys scaled so that scores spread over several units: the running maximum moves often.
+            float[] keys = scaled(RandomMatrices.gaussian(positions * shape.kvDim(), random), 3f);
+            float[] values = RandomMatrices.gaussian(positions * shape.kvDim(), random);
+            layer.store(keys, values, positions, 0);
+            float[] q = RandomMatrices.gaussian(batch * shape.qDim(), random);
+            float[] expected = new float[batch * shape.qDim()];
+            float[] actual = new float[batch * shape.qDim()];
+            HalfAttention.attend(expected, q, layer, batch, startPos, shape);
+            KERNELS.get(isa).attention(actual, q, layer, batch, startPos, shape);
+            double largest = 0;
+            for (float v : values) {
+                largest = Math.max(largest, Math.abs(Floats.f16ToFloat(Floats.floatToF16(v))));
+            }
+            assertClose(expected, actual, 0, HALF_ULPS * largest * 0x1p-11, "half attention " + Arrays.toString(s));
+        }
+    }
+
+
+    private static float[] scaled(float[] a, float factor) {
+        for (int i = 0; i < a.length; i++) {
+            a[i] *= factor;
+        }
+        return a;
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("isas")
     void elementwiseOperationsAgreeWithReference(Isa isa) {
@@ -361,6 +412,7 @@ class NativeKernelsTest {
         Rope rope = Rope.of(Rope.Style.INTERLEAVED, 48, 48, 16, 10000);
         AttentionShape shape = new AttentionShape(6, 6, 48, 0.14f);
         KvCache.Layer layer = new KvCache(1, 16, 288).layer(0);
+        KvCache.Layer half = new KvCache(1, 16, 288, KvCache.Precision.F16).layer(0);
         Runnable step = () -> {
             kernels.rmsnorm(x, x, weight, 288, 1, 1e-5f);
             kernels.matmul(padded, x, out, 1);
@@ -368,6 +420,7 @@ class NativeKernelsTest {
             kernels.matmul(bf16, x, out, 1);
             kernels.rope(x, 1, 6, 3, rope);
             kernels.attention(out, x, layer, 1, 3, shape);
+            kernels.attention(out, x, half, 1, 3, shape);
             kernels.siluMul(x, weight, 288);
             kernels.add(x, weight, 288);
             kernels.addBias(x, weight, 1);
