@@ -125,6 +125,35 @@ struct Weights {
     }
 };
 
+// A weight matrix as the products read it: its layout and size, its bytes (the container's, or a compact copy), and
+// whether it streams from memory (quantized tiles are then copied through L1 as they are read).
+struct MatrixRef {
+    int layout;
+    const uint8_t* data;
+    int rows, cols;
+    bool compact, stage;
+};
+
+// One transformer layer of a dense llama-family model, readied once for the fused layer (fusedLayer in ops.inc): its
+// weights as the products read them, copies of its small vectors, and its shape from the model's config.
+struct FusedLayer {
+    MatrixRef wq, wk, wv, wo, gate, up, down;
+    std::vector<float> attnNorm, ffnNorm;    // [hidden]
+    std::vector<float> qBias, kBias, vBias;  // Qwen2: [qDim], [kvDim], [kvDim]; empty otherwise
+    std::vector<float> qNorm, kNorm;         // Qwen3: [headDim] each; empty otherwise
+    int hidden, heads, kvHeads, headDim, ffn, rotaryDim;
+    bool interleaved;                        // RoPE pairs (2i, 2i + 1), else (i, i + rotaryDim / 2)
+    float eps, scale;
+
+    int qDim() const { return heads * headDim; }
+    int kvDim() const { return kvHeads * headDim; }
+};
+
+// Floats of working memory a fused layer needs for `batch` tokens: xb, q, k, v, att, hb and hb2, one after another.
+inline size_t fusedWorkFloats(const FusedLayer& l, int batch) {
+    return (size_t)batch * (l.hidden + 2 * l.qDim() + 2 * l.kvDim() + 2 * l.ffn);
+}
+
 // Copies a tiled Q8 or q4_1 matrix into the compact layout; dst holds rows / 32 (rounded up) × groupsPerRow blocks.
 inline void repack(const Weights& tiles, uint8_t* dst) {
     const int gb = compactGroupBytes(tiles.layout);

@@ -163,6 +163,61 @@ inline void addBias(int isa, float* x, const float* bias, int n, int batch) {
     }
 }
 
+// The address of a direct buffer's first byte (weights stay where the container's mapping put them).
+inline long long bufferAddress(const signed char* data) { return (long long)(intptr_t)data; }
+
+// A fused layer, readied from: `matrices`, seven rows (wq, wk, wv, wo, gate, up, down) of layout, address, rows,
+// cols, compact and stage; `shape`: hidden, heads, kvHeads, headDim, ffn, rotaryDim, interleaved, whether the q/k/v
+// biases are given, whether the per-head q/k norms are; and the vectors (unused ones may be empty). Returns its handle.
+inline long long createFusedLayer(const long long* matrices, const int* shape, float eps, float scale,
+                                  const float* attnNorm, const float* ffnNorm, const float* qBias,
+                                  const float* kBias, const float* vBias, const float* qNorm, const float* kNorm) {
+    FusedLayer* l = new FusedLayer();
+    MatrixRef* refs[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->gate, &l->up, &l->down};
+    for (int j = 0; j < 7; j++) {
+        const long long* m = matrices + 6 * j;
+        *refs[j] = MatrixRef{(int)m[0], (const uint8_t*)(intptr_t)m[1], (int)m[2], (int)m[3], m[4] != 0, m[5] != 0};
+    }
+    l->hidden = shape[0];
+    l->heads = shape[1];
+    l->kvHeads = shape[2];
+    l->headDim = shape[3];
+    l->ffn = shape[4];
+    l->rotaryDim = shape[5];
+    l->interleaved = shape[6] != 0;
+    l->eps = eps;
+    l->scale = scale;
+    l->attnNorm.assign(attnNorm, attnNorm + l->hidden);
+    l->ffnNorm.assign(ffnNorm, ffnNorm + l->hidden);
+    if (shape[7] != 0) {
+        l->qBias.assign(qBias, qBias + l->qDim());
+        l->kBias.assign(kBias, kBias + l->kvDim());
+        l->vBias.assign(vBias, vBias + l->kvDim());
+    }
+    if (shape[8] != 0) {
+        l->qNorm.assign(qNorm, qNorm + l->headDim);
+        l->kNorm.assign(kNorm, kNorm + l->headDim);
+    }
+    return (long long)(intptr_t)l;
+}
+
+inline void destroyFusedLayer(long long layer) { delete (FusedLayer*)(intptr_t)layer; }
+
+// One fused layer over a float cache, or a half-precision one (keys and values as 16-bit patterns).
+inline void fusedLayer(long long pool, int isa, long long layer, float* x, float* work, float* keys, float* values,
+                       const float* cosTable, const float* sinTable, int batch, int startPos) {
+    const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
+    LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, keys, values, nullptr, nullptr, cosTable, sinTable, batch,
+                                startPos))
+}
+
+inline void fusedLayerHalf(long long pool, int isa, long long layer, float* x, float* work, short* keys,
+                           short* values, const float* cosTable, const float* sinTable, int batch, int startPos) {
+    const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
+    LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, nullptr, nullptr, (uint16_t*)keys, (uint16_t*)values,
+                                cosTable, sinTable, batch, startPos))
+}
+
 inline long long streamRead(long long pool, int isa, const signed char* data, long long bytes) {
     long long sum;
     switch (isa) {

@@ -16,15 +16,28 @@ public final class ForwardState {
     final int[] tokens;
 
     ForwardState(List<Plan.Dim> bufferDims, Dims dims, int maxBatch, KvCache.Precision kv) {
+        this(lengths(bufferDims, dims, maxBatch), dims, maxBatch, kv);
+    }
+
+    /** Buffers of the given lengths, in floats. */
+    ForwardState(long[] lengths, Dims dims, int maxBatch, KvCache.Precision kv) {
         this.maxBatch = maxBatch;
-        this.buffers = new float[bufferDims.size()][];
+        this.buffers = new float[lengths.length][];
         for (int i = 0; i < buffers.length; i++) {
-            // Logits are computed for the batch's last token only.
-            int rows = bufferDims.get(i) == Plan.Dim.VOCAB ? 1 : maxBatch;
-            buffers[i] = new float[Math.multiplyExact(rows, size(bufferDims.get(i), dims))];
+            buffers[i] = new float[Math.toIntExact(lengths[i])];
         }
         this.cache = new KvCache(dims.layers(), dims.contextLength(), dims.kvDim(), kv);
         this.tokens = new int[maxBatch];
+    }
+
+    private static long[] lengths(List<Plan.Dim> bufferDims, Dims dims, int maxBatch) {
+        long[] lengths = new long[bufferDims.size()];
+        for (int i = 0; i < lengths.length; i++) {
+            // Logits are computed for the batch's last token only.
+            int rows = bufferDims.get(i) == Plan.Dim.VOCAB ? 1 : maxBatch;
+            lengths[i] = (long) rows * size(bufferDims.get(i), dims);
+        }
+        return lengths;
     }
 
     static int size(Plan.Dim dim, Dims dims) {

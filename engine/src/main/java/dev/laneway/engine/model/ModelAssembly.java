@@ -4,9 +4,14 @@ import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
 import dev.laneway.engine.container.ContainerWeights;
 import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.forward.FusedForward;
+import dev.laneway.engine.forward.LaneForward;
+import dev.laneway.engine.forward.PlanException;
 import dev.laneway.engine.forward.PlanForward;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.natives.KernelsChooser;
+import dev.laneway.engine.kernels.natives.NativeKernels;
+import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.lane.Clock;
 import dev.laneway.engine.lane.ContextGate;
 import dev.laneway.engine.lane.DeviceRegistry;
@@ -30,11 +35,20 @@ import java.util.Optional;
 import java.util.Map;
 
 /**
- * Puts a served model together from a container: tokenizer, chat template, the compiled per-op forward on the
- * chosen kernels, and {@code --streams} lanes on the chosen device.
+ * Puts a served model together from a container: tokenizer, chat template, a forward on the chosen kernels (the
+ * per-op forward, the fused one, or a route's own), and {@code --streams} lanes on the chosen device.
  */
 public final class ModelAssembly {
     private ModelAssembly() {
+    }
+
+    /** Compiles the forward a route runs, once the container, its sizes and the kernels are known. */
+    @FunctionalInterface
+    public interface ForwardCompiler {
+        /**
+         * @throws PlanException when the container's weights do not fit the forward
+         */
+        LaneForward compile(Container container, Dims dims, Kernels kernels);
     }
 
     /** Opens {@code dir} for serving by {@code route} with the per-op forward, without runtime settings. */
@@ -49,33 +63,75 @@ public final class ModelAssembly {
      */
     public static LanewayModel perOp(Path dir, RouteOptions options, String route, RouteContext context)
             throws IOException {
+        return assemble(dir, options, route, context, "per-op", (container, dims, kernels) ->
+                PlanForward.compile(container.plan(), dims, new ContainerWeights(container.weights()), kernels));
+    }
+
+    /**
+     * Opens {@code dir} for serving by {@code route} with the fused forward ({@link FusedForward}): the container's
+     * plan must be one of the {@link StandardPlans}, and the kernels native.
+     *
+     * @throws PlanException            naming the op when the plan is not a standard one, or a tensor that does not fit
+     * @throws IllegalArgumentException when the kernels chosen are not the native ones
+     */
+    public static LanewayModel fused(Path dir, RouteOptions options, String route, RouteContext context)
+            throws IOException {
+        return assemble(dir, options, route, context, "fused", (container, dims, kernels) -> {
+            StandardPlans.Recognition plan = StandardPlans.recognise(container.config().modelType(), container.plan());
+            StandardPlans.Variant variant = plan.variant().orElseThrow(() -> new PlanException(
+                    "the fused forward runs the standard plans only: " + plan.difference()));
+            if (!(kernels instanceof NativeKernels natives)) {
+                throw new IllegalArgumentException("the fused forward runs on the native kernels, not on "
+                        + kernels.name());
+            }
+            return FusedForward.compile(variant, dims, new ContainerWeights(container.weights()), natives);
+        });
+    }
+
+    /**
+     * Opens {@code dir} for serving by {@code route} with the forward {@code compiler} makes, named {@code forward}
+     * in the model's metadata. Everything opened is closed again when a step fails.
+     */
+    public static LanewayModel assemble(Path dir, RouteOptions options, String route, RouteContext context,
+                                        String forward, ForwardCompiler compiler) throws IOException {
         Container container = Container.open(dir);
         EngineOptions engine = EngineOptions.of(options);
         ModelConfig config = container.config();
         Dims dims = container.dims(engine.contextFor(config.maxPositionEmbeddings()));
         Kernels kernels = KernelsChooser.choose(engine.kernels(),
                 engine.threads().orElse(KernelsChooser.defaultThreads()));
-        PlanForward forward = PlanForward.compile(container.plan(), dims, new ContainerWeights(container.weights()),
-                kernels);
-        TextTokenizer tokenizer = TokenizerLoader.load(dir);
-        Device device = DeviceRegistry.discover().open(options.device());
-        LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
-                dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
-                gate(device, context), Clock.SYSTEM);
-        long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
-        if (watchdog > 0) {
-            lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);
-        }
-        String id = options.alias().orElse(dir.getFileName().toString());
-        ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route, device.name(),
-                metadata(container, kernels, engine));
-        return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, () -> {
-            lanes.close();
-            tokenizer.close();
-            if (kernels instanceof AutoCloseable c) {
-                c.close();
+        TextTokenizer tokenizer = null;
+        try {
+            LaneForward compiled = compiler.compile(container, dims, kernels);
+            tokenizer = TokenizerLoader.load(dir);
+            Device device = DeviceRegistry.discover().open(options.device());
+            LanePool lanes = LanePool.create(options.streams(), device, compiled, Math.min(engine.batch(),
+                    dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
+                    gate(device, context), Clock.SYSTEM);
+            long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
+            if (watchdog > 0) {
+                lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);
             }
-        });
+            String id = options.alias().orElse(dir.getFileName().toString());
+            ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route, device.name(),
+                    metadata(container, kernels, engine, forward));
+            TextTokenizer t = tokenizer;
+            return new LanewayModel(id, info, t, chat(t), lanes, () -> {
+                lanes.close();
+                t.close();
+                if (kernels instanceof AutoCloseable c) {
+                    c.close();
+                }
+            });
+        } catch (IOException | RuntimeException e) {
+            if (tokenizer != null) {
+                tokenizer.close();
+            }
+            if (kernels instanceof NativeKernels n) {
+                n.close();
+            }
+            throw e;
+        }
     }
 
     /** Shares a device's contexts; one that allows a single context is also locked across processes. */
@@ -91,9 +147,10 @@ public final class ModelAssembly {
         return ids.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private static Map<String, String> metadata(Container c, Kernels kernels, EngineOptions engine) {
+    private static Map<String, String> metadata(Container c, Kernels kernels, EngineOptions engine, String forward) {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("shape", c.describe());
+        m.put("forward", forward);
         m.put("kernels", kernels.name());
         m.put("batch", Integer.toString(engine.batch()));
         m.put("kv", engine.kv().name().toLowerCase(java.util.Locale.ROOT));

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The plans of the dense llama-family architectures, in Hugging Face tensor names: llama and mistral (plain), qwen2
@@ -13,6 +14,21 @@ import java.util.Map;
  */
 public final class StandardPlans {
     private static final String LAYER = "model.layers.{L}.";
+    /** The token embedding (also the output head when tied). */
+    public static final String EMBEDDING = "model.embed_tokens.weight";
+    /** The output head when it is not tied to the embedding. */
+    public static final String HEAD = "lm_head.weight";
+    /** The final RMSNorm before the head. */
+    public static final String FINAL_NORM = "model.norm.weight";
+    /** Per-layer tensors, with {@code {L}} for the layer number. */
+    public static final String ATTN_NORM = LAYER + "input_layernorm.weight";
+    public static final String FFN_NORM = LAYER + "post_attention_layernorm.weight";
+    public static final String O_PROJ = LAYER + "self_attn.o_proj.weight";
+    public static final String Q_NORM = LAYER + "self_attn.q_norm.weight";
+    public static final String K_NORM = LAYER + "self_attn.k_norm.weight";
+    public static final String GATE_PROJ = LAYER + "mlp.gate_proj.weight";
+    public static final String UP_PROJ = LAYER + "mlp.up_proj.weight";
+    public static final String DOWN_PROJ = LAYER + "mlp.down_proj.weight";
 
     private StandardPlans() {
     }
@@ -29,6 +45,87 @@ public final class StandardPlans {
             case "qwen3" -> new Variant(false, true, ropeStyle, tied);
             default -> null;
         };
+    }
+
+    /**
+     * What {@link #recognise} found: the variant whose plan a container holds, or why it holds none of them.
+     *
+     * @param variant    the variant, when the plan is exactly its standard plan
+     * @param difference otherwise, the first op where the plan departs from the closest standard plan
+     */
+    public record Recognition(Optional<Variant> variant, String difference) {
+    }
+
+    /**
+     * Which standard plan {@code plan} is, for a container of {@code modelType}: the architecture fixes its
+     * biases and head norms; the plan's rope op gives the rope style and its head weight whether the embedding is
+     * tied. Anything else that differs is reported by op.
+     */
+    public static Recognition recognise(String modelType, Plan plan) {
+        Variant base = variant(modelType, Rope.Style.INTERLEAVED, false);
+        if (base == null) {
+            return new Recognition(Optional.empty(), "model_type '" + modelType + "' is not one of "
+                    + String.join(", ", architectures()));
+        }
+        Rope.Style style = plan.layer().stream().filter(o -> o instanceof Op.RotaryEmbedding)
+                .map(o -> ((Op.RotaryEmbedding) o).style()).findFirst().orElse(Rope.Style.INTERLEAVED);
+        boolean tied = plan.epilogue().stream().anyMatch(o -> o instanceof Op.MatMul m && m.weight().equals(EMBEDDING));
+        Variant v = new Variant(base.qkvBias(), base.qkNorm(), style, tied);
+        Plan standard = plan(v);
+        if (standard.equals(plan)) {
+            return new Recognition(Optional.of(v), "");
+        }
+        String where = "the standard " + modelType + " plan";
+        if (!standard.buffers().equals(plan.buffers())) {
+            return new Recognition(Optional.empty(), "its buffers " + plan.buffers() + " are not those of " + where
+                    + " " + standard.buffers());
+        }
+        String d = firstDifference("prologue", plan.prologue(), standard.prologue(), where);
+        if (d == null) {
+            d = firstDifference("layer", plan.layer(), standard.layer(), where);
+        }
+        if (d == null) {
+            d = firstDifference("epilogue", plan.epilogue(), standard.epilogue(), where);
+        }
+        return new Recognition(Optional.empty(), d != null ? d : "its logits buffer '" + plan.logits()
+                + "' is not that of " + where + " ('" + standard.logits() + "')");
+    }
+
+    private static String firstDifference(String part, List<Op> ops, List<Op> standard, String where) {
+        for (int i = 0; i < Math.max(ops.size(), standard.size()); i++) {
+            if (i >= ops.size()) {
+                return "its " + part + " stops after " + i + " ops, where " + where + " goes on with "
+                        + describe(standard.get(i));
+            }
+            if (i >= standard.size()) {
+                return "its " + part + " op " + i + ", " + describe(ops.get(i)) + ", is past the end of " + where;
+            }
+            if (!ops.get(i).equals(standard.get(i))) {
+                return "its " + part + " op " + i + ", " + describe(ops.get(i)) + ", is not in " + where + " (which has "
+                        + describe(standard.get(i)) + " there)";
+            }
+        }
+        return null;
+    }
+
+    /** An op in a few words: its kind and what it reads, e.g. {@code matmul model.layers.{L}.mlp.up_proj.weight}. */
+    static String describe(Op op) {
+        return op.kind() + " " + (op.tensors().isEmpty() ? String.join(", ", op.buffers()) : op.tensors().get(0));
+    }
+
+    /** The q, k or v projection's weight ({@code p} is {@code q}, {@code k} or {@code v}), with {@code {L}}. */
+    public static String projection(String p) {
+        return LAYER + "self_attn." + p + "_proj.weight";
+    }
+
+    /** The q, k or v projection's bias (Qwen2), with {@code {L}}. */
+    public static String projectionBias(String p) {
+        return LAYER + "self_attn." + p + "_proj.bias";
+    }
+
+    /** A per-layer tensor name for layer {@code layer}. */
+    public static String ofLayer(String template, int layer) {
+        return template.replace("{L}", Integer.toString(layer));
     }
 
     /** The architectures {@link #variant} knows. */
@@ -49,32 +146,32 @@ public final class StandardPlans {
         buffers.put("logits", Plan.Dim.VOCAB);
 
         List<Op> layer = new ArrayList<>();
-        layer.add(new Op.RmsNorm("x", LAYER + "input_layernorm.weight", "xb", false));
+        layer.add(new Op.RmsNorm("x", ATTN_NORM, "xb", false));
         for (String p : List.of("q", "k", "v")) {
-            layer.add(new Op.MatMul(LAYER + "self_attn." + p + "_proj.weight", "xb", p, false));
+            layer.add(new Op.MatMul(projection(p), "xb", p, false));
             if (v.qkvBias()) {
-                layer.add(new Op.AddBias(LAYER + "self_attn." + p + "_proj.bias", p));
+                layer.add(new Op.AddBias(projectionBias(p), p));
             }
         }
         if (v.qkNorm()) {
-            layer.add(new Op.RmsNorm("q", LAYER + "self_attn.q_norm.weight", "q", true));
-            layer.add(new Op.RmsNorm("k", LAYER + "self_attn.k_norm.weight", "k", true));
+            layer.add(new Op.RmsNorm("q", Q_NORM, "q", true));
+            layer.add(new Op.RmsNorm("k", K_NORM, "k", true));
         }
         layer.add(new Op.RotaryEmbedding("q", "k", v.ropeStyle()));
         layer.add(new Op.Attention("q", "k", "v", "att"));
-        layer.add(new Op.MatMul(LAYER + "self_attn.o_proj.weight", "att", "xb", false));
+        layer.add(new Op.MatMul(O_PROJ, "att", "xb", false));
         layer.add(new Op.Add("x", "xb"));
-        layer.add(new Op.RmsNorm("x", LAYER + "post_attention_layernorm.weight", "xb", false));
-        layer.add(new Op.MatMul(LAYER + "mlp.gate_proj.weight", "xb", "hb", false));
-        layer.add(new Op.MatMul(LAYER + "mlp.up_proj.weight", "xb", "hb2", false));
+        layer.add(new Op.RmsNorm("x", FFN_NORM, "xb", false));
+        layer.add(new Op.MatMul(GATE_PROJ, "xb", "hb", false));
+        layer.add(new Op.MatMul(UP_PROJ, "xb", "hb2", false));
         layer.add(new Op.SiluMul("hb", "hb2"));
-        layer.add(new Op.MatMul(LAYER + "mlp.down_proj.weight", "hb", "xb", false));
+        layer.add(new Op.MatMul(DOWN_PROJ, "hb", "xb", false));
         layer.add(new Op.Add("x", "xb"));
 
-        String head = v.tiedEmbeddings() ? "model.embed_tokens.weight" : "lm_head.weight";
+        String head = v.tiedEmbeddings() ? EMBEDDING : HEAD;
         List<Op> epilogue = List.of(
-                new Op.RmsNorm("x", "model.norm.weight", "xb", false),
+                new Op.RmsNorm("x", FINAL_NORM, "xb", false),
                 new Op.MatMul(head, "xb", "logits", true));
-        return new Plan(buffers, List.of(new Op.Embed("model.embed_tokens.weight", "x")), layer, epilogue, "logits");
+        return new Plan(buffers, List.of(new Op.Embed(EMBEDDING, "x")), layer, epilogue, "logits");
     }
 }

@@ -4,6 +4,8 @@ import dev.laneway.engine.kernels.AttentionShape;
 import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.KvCache;
+import dev.laneway.engine.kernels.LayerShape;
+import dev.laneway.engine.kernels.LayerWeights;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
 import java.lang.ref.Cleaner;
@@ -34,6 +36,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private final JavaKernels heapFallback = new JavaKernels();
 
     private final CompactCopies compact = new CompactCopies();
+    private final FusedLayers fused = new FusedLayers();
     private final WeightFootprint footprint;
     private volatile boolean closed;
 
@@ -44,8 +47,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         long p = NativeLibrary.createPool(threads);
         this.pool = p;
         CompactCopies copies = compact;
+        FusedLayers layers = fused;
         this.cleanable = CLEANER.register(this, () -> {
             NativeLibrary.destroyPool(p);
+            layers.free();
             copies.free();
         });
     }
@@ -252,6 +257,91 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireBatch(batch);
         requireLength("x", x, (long) batch * bias.length);
         NativeLibrary.addBias(isa.ordinal(), x, bias, bias.length, batch);
+    }
+
+    /**
+     * Readies a transformer layer for {@link #runLayer}: its matrices are prepared (see {@link #prepare}) and their
+     * addresses, with copies of the small vectors and the shape, go to native memory, freed when these kernels close.
+     * Prepare every matrix of the model before fusing, as a loader does, so that the choice to stream weights through
+     * L1 sees the whole model.
+     *
+     * @throws IllegalArgumentException when a size does not fit the shape, or a matrix is not in a direct buffer
+     */
+    public FusedLayer fuse(LayerWeights weights, LayerShape shape, Rope rope) {
+        requireOpen();
+        weights.check(shape);
+        AttentionShape a = shape.attention();
+        if (rope.headDim() != a.headDim()) {
+            throw new IllegalArgumentException("rope tables for head dim " + rope.headDim() + ", layer has "
+                    + a.headDim());
+        }
+        long[] matrices = new long[6 * 7];
+        int j = 0;
+        for (Matrix m : weights.matrices()) {
+            if (!m.data().isDirect()) {
+                throw new IllegalArgumentException(m.name() + ": a fused layer reads its weights in place, in native "
+                        + "memory; this matrix is on the Java heap");
+            }
+            prepare(m);
+            boolean copied = CompactCopies.worthIt(m);
+            long[] row = {m.layout().ordinal(), copied ? compact.of(m) : NativeLibrary.bufferAddress(m.data()),
+                    m.rows(), m.cols(), copied ? 1 : 0, footprint.streams(m) ? 1 : 0};
+            System.arraycopy(row, 0, matrices, 6 * j++, row.length);
+        }
+        float[] none = new float[0];
+        LayerWeights.Biases b = weights.biases().orElse(new LayerWeights.Biases(none, none, none));
+        LayerWeights.HeadNorms n = weights.headNorms().orElse(new LayerWeights.HeadNorms(none, none));
+        int[] dims = {shape.hidden(), a.heads(), a.kvHeads(), a.headDim(), shape.ffn(), rope.rotaryDim(),
+                rope.style() == Rope.Style.INTERLEAVED ? 1 : 0, weights.biases().isPresent() ? 1 : 0,
+                weights.headNorms().isPresent() ? 1 : 0};
+        long handle = NativeLibrary.createFusedLayer(matrices, dims, shape.eps(), a.scale(), weights.attnNorm(),
+                weights.ffnNorm(), b.q(), b.k(), b.v(), n.q(), n.k());
+        fused.add(handle);
+        Reference.reachabilityFence(this);
+        return new FusedLayer(this, handle, weights, shape, rope);
+    }
+
+    /**
+     * Runs a whole layer, fused by {@link #fuse}, as one native call on {@code batch} tokens at positions
+     * {@code startPos ..}: RMSNorm, q/k/v (and Qwen2's biases or Qwen3's per-head norms), RoPE, the keys and values
+     * into the cache, attention, the output projection and residual, RMSNorm, gate/up, SiLU·up, down and residual.
+     * The kernels are those of the separate operations, in the same order, so the results are the same bits.
+     *
+     * @param x    the residual stream, {@code batch} rows of hidden, updated in place
+     * @param work working memory of at least {@link LayerShape#workFloats} floats
+     */
+    public void runLayer(FusedLayer layer, float[] x, float[] work, KvCache.Layer cache, int batch, int startPos) {
+        requireOpen();
+        if (layer.owner != this) {
+            throw new IllegalArgumentException("the layer was fused by other kernels");
+        }
+        requireBatch(batch);
+        LayerShape shape = layer.shape();
+        int kvDim = shape.attention().kvDim();
+        requireLength("x", x, (long) batch * shape.hidden());
+        requireLength("work", work, shape.workFloats(batch));
+        if (cache.kvDim() != kvDim) {
+            throw new IllegalArgumentException("layer: cache kv dim " + cache.kvDim() + " but layer kv dim " + kvDim);
+        }
+        Rope rope = layer.rope();
+        if (startPos < 0 || (long) startPos + batch > rope.positions()) {
+            throw new IllegalArgumentException("layer: positions " + startPos + ".." + (startPos + batch - 1)
+                    + " outside the rope tables' " + rope.positions());
+        }
+        long positions = (long) startPos + batch;
+        if (cache.f16()) {
+            requireLength("keys", cache.keys16().length, positions * kvDim);
+            requireLength("values", cache.values16().length, positions * kvDim);
+            NativeLibrary.fusedLayerHalf(pool, isa.ordinal(), layer.handle, x, work, cache.keys16(),
+                    cache.values16(), rope.cos(), rope.sin(), batch, startPos);
+        } else {
+            requireLength("keys", cache.keys().length, positions * kvDim);
+            requireLength("values", cache.values().length, positions * kvDim);
+            NativeLibrary.fusedLayer(pool, isa.ordinal(), layer.handle, x, work, cache.keys(), cache.values(),
+                    rope.cos(), rope.sin(), batch, startPos);
+        }
+        Reference.reachabilityFence(this);
+        Reference.reachabilityFence(layer);
     }
 
     /**

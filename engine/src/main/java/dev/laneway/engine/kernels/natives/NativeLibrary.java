@@ -71,6 +71,29 @@ final class NativeLibrary {
     @CriticalRegion
     static native void add(int isa, float[] x, float[] y, int n);
 
+    /** The address of a direct buffer's first byte (at its position). */
+    static native long bufferAddress(ByteBuffer data);
+
+    /**
+     * A fused layer in native memory: {@code matrices} holds seven rows (wq, wk, wv, wo, gate, up, down) of layout,
+     * address, rows, cols, compact and stage; {@code shape} hidden, heads, kvHeads, headDim, ffn, rotaryDim,
+     * interleaved, has biases, has q/k norms. Unused vectors may be empty. Freed by {@link #destroyFusedLayer}.
+     */
+    static native long createFusedLayer(long[] matrices, int[] shape, float eps, float scale, float[] attnNorm,
+            float[] ffnNorm, float[] qBias, float[] kBias, float[] vBias, float[] qNorm, float[] kNorm);
+
+    static native void destroyFusedLayer(long layer);
+
+    /** One fused layer over a float cache. */
+    @CriticalRegion
+    static native void fusedLayer(long pool, int isa, long layer, float[] x, float[] work, float[] keys,
+            float[] values, float[] cos, float[] sin, int batch, int startPos);
+
+    /** One fused layer over a half-precision cache. */
+    @CriticalRegion
+    static native void fusedLayerHalf(long pool, int isa, long layer, float[] x, float[] work, short[] keys,
+            short[] values, float[] cos, float[] sin, int batch, int startPos);
+
     static native long streamRead(long pool, int isa, ByteBuffer data, long bytes);
 
     @CriticalRegion

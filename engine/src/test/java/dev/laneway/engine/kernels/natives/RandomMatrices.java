@@ -12,11 +12,11 @@ import java.util.Random;
  * bytes are a valid tile; {@code Tiles.decodeRow} defines what they mean) with small random bf16 scales, so padding rows
  * and columns hold garbage that the kernels must ignore.
  */
-final class RandomMatrices {
+public final class RandomMatrices {
     private RandomMatrices() {
     }
 
-    static Matrix create(Layout layout, int rows, int cols, Random random) {
+    public static Matrix create(Layout layout, int rows, int cols, Random random) {
         // 64-byte aligned, as tensors are in a container (and memory-mapped files are page-aligned).
         int size = Math.toIntExact(layout.bytes(rows, cols));
         ByteBuffer data = ByteBuffer.allocateDirect(size + 128).alignedSlice(64).slice(0, size)
@@ -113,7 +113,7 @@ final class RandomMatrices {
         };
     }
 
-    static float[] gaussian(int n, Random random) {
+    public static float[] gaussian(int n, Random random) {
         float[] a = new float[n];
         for (int i = 0; i < n; i++) {
             a[i] = (float) random.nextGaussian();

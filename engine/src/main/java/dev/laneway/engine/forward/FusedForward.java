@@ -1,0 +1,233 @@
+package dev.laneway.engine.forward;
+
+import dev.laneway.engine.kernels.AttentionShape;
+import dev.laneway.engine.kernels.KvCache;
+import dev.laneway.engine.kernels.LayerShape;
+import dev.laneway.engine.kernels.LayerWeights;
+import dev.laneway.engine.kernels.Matrix;
+import dev.laneway.engine.kernels.Rope;
+import dev.laneway.engine.kernels.natives.FusedLayer;
+import dev.laneway.engine.kernels.natives.NativeKernels;
+import dev.laneway.engine.plan.StandardPlans;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import static dev.laneway.engine.plan.StandardPlans.ofLayer;
+
+/**
+ * The fused forward of a dense llama-family model (the {@link StandardPlans}: llama and mistral, Qwen2's q/k/v
+ * biases, Qwen3's per-head q/k norms, either RoPE style, grouped-query attention, a tied or separate head): the
+ * embedding lookup, then each layer as one native call ({@link NativeKernels#runLayer}), then the output head. A
+ * forward call is {@code layers + 2} steps where the per-op forward ({@link PlanForward}) takes about fifteen per
+ * layer, with as many hand-offs to the kernels' threads and the lane; the kernels inside are the same, run in the same
+ * order, so the logits are the same bits.
+ *
+ * <p>Shapes come from the model's config ({@link Dims}); nothing is specialised per model. Weights stay where the
+ * container's mapping put them (or in the kernels' compact copies); a call allocates nothing.
+ */
+public final class FusedForward implements LaneForward {
+    /** The kernel name of a layer's step, as diagnostics show it. */
+    public static final String LAYER_KERNEL = "fused_layer";
+    /** The kernel name of the embedding lookup's step. */
+    public static final String EMBED_KERNEL = "embed";
+    /** The kernel name of the output head's step (final RMSNorm and the logits). */
+    public static final String HEAD_KERNEL = "head";
+
+    private static final List<String> BUFFERS = List.of("x", "work", "logits");
+    private static final int X = 0;
+    private static final int WORK = 1;
+    private static final int LOGITS = 2;
+
+    private final Dims dims;
+    private final LayerShape shape;
+    private final int logitsLength;
+    private final List<Step> steps;
+    private final List<StepInfo> infos;
+
+    private FusedForward(Dims dims, LayerShape shape, int logitsLength, List<Step> steps, List<StepInfo> infos) {
+        this.dims = dims;
+        this.shape = shape;
+        this.logitsLength = logitsLength;
+        this.steps = steps;
+        this.infos = infos;
+    }
+
+    /**
+     * Readies a model of the given variant for the fused forward: every matrix is prepared first (so the kernels see
+     * the whole model's size), then each layer is fused.
+     *
+     * @throws PlanException naming the tensor when one is missing or has the wrong shape
+     */
+    public static FusedForward compile(StandardPlans.Variant variant, Dims dims, WeightSource weights,
+                                       NativeKernels kernels) {
+        int hidden = dims.hidden();
+        AttentionShape attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(),
+                (float) (1.0 / Math.sqrt(dims.headDim())));
+        LayerShape shape = new LayerShape(hidden, attention, dims.ffn(), dims.rmsEps());
+        Tensors tensors = new Tensors(weights, kernels);
+
+        Matrix embedding = tensors.table(StandardPlans.EMBEDDING, hidden);
+        Matrix head = variant.tiedEmbeddings() ? embedding : tensors.table(StandardPlans.HEAD, hidden);
+        float[] finalNorm = tensors.vector(StandardPlans.FINAL_NORM, hidden);
+        for (Matrix m : new Matrix[] {embedding, head}) {
+            if (m.rows() < dims.vocab()) {
+                throw new PlanException(m.name() + " has " + m.rows() + " rows, fewer than the vocabulary's "
+                        + dims.vocab());
+            }
+        }
+        List<LayerWeights> layers = new ArrayList<>();
+        for (int l = 0; l < dims.layers(); l++) {
+            layers.add(tensors.layer(variant, l, shape));
+        }
+
+        Rope rope = Rope.of(variant.ropeStyle(), dims.headDim(), dims.headDim(), dims.contextLength(),
+                dims.ropeTheta());
+        List<Step> steps = new ArrayList<>();
+        List<StepInfo> infos = new ArrayList<>();
+        steps.add((s, n, pos) -> {
+            for (int b = 0; b < n; b++) {
+                kernels.row(embedding, s.tokens[b], s.buffers[X], b * hidden);
+            }
+        });
+        infos.add(new StepInfo(EMBED_KERNEL, -1, embedding.name(), List.of("x")));
+        for (int l = 0; l < layers.size(); l++) {
+            FusedLayer layer = fuse(kernels, layers.get(l), shape, rope, l);
+            int index = l;
+            steps.add((s, n, pos) -> kernels.runLayer(layer, s.buffers[X], s.buffers[WORK], s.cache.layer(index), n,
+                    pos));
+            infos.add(new StepInfo(LAYER_KERNEL, l, ofLayer(StandardPlans.projection("q"), l), List.of("x", "work")));
+        }
+        float eps = dims.rmsEps();
+        steps.add((s, n, pos) -> {
+            // The batch's last token alone: its row of x, normed, times the head.
+            float[] xb = s.buffers[WORK];
+            System.arraycopy(s.buffers[X], (n - 1) * hidden, xb, 0, hidden);
+            kernels.rmsnorm(xb, xb, finalNorm, hidden, 1, eps);
+            kernels.matmul(head, xb, s.buffers[LOGITS], 1);
+        });
+        infos.add(new StepInfo(HEAD_KERNEL, -1, head.name(), List.of("x", "logits")));
+        return new FusedForward(dims, shape, Math.max(dims.vocab(), head.rows()), List.copyOf(steps),
+                List.copyOf(infos));
+    }
+
+    private static FusedLayer fuse(NativeKernels kernels, LayerWeights weights, LayerShape shape, Rope rope, int l) {
+        try {
+            return kernels.fuse(weights, shape, rope);
+        } catch (IllegalArgumentException e) {
+            throw new PlanException("layer " + l + ": " + e.getMessage());
+        }
+    }
+
+    @Override
+    public Dims dims() {
+        return dims;
+    }
+
+    /** The shape of every layer. */
+    public LayerShape layerShape() {
+        return shape;
+    }
+
+    /** Fresh activations ({@code x}, the layers' {@code work}, {@code logits}) and KV cache for one stream. */
+    @Override
+    public ForwardState newState(int maxBatch, KvCache.Precision kv) {
+        if (maxBatch < 1) {
+            throw new IllegalArgumentException("maxBatch must be positive, got " + maxBatch);
+        }
+        long[] lengths = {(long) maxBatch * dims.hidden(), shape.workFloats(maxBatch), logitsLength};
+        return new ForwardState(lengths, dims, maxBatch, kv);
+    }
+
+    @Override
+    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
+        if (n < 1 || n > state.maxBatch) {
+            throw new IllegalArgumentException("batch of " + n + " tokens, expected 1 to " + state.maxBatch);
+        }
+        if (startPos < 0 || startPos + n > dims.contextLength()) {
+            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
+                    + " exceed the context of " + dims.contextLength());
+        }
+        System.arraycopy(tokens, offset, state.tokens, 0, n);
+        for (int i = 0; i < steps.size(); i++) {
+            runner.run(infos.get(i), steps.get(i), state, n, startPos);
+        }
+        return state.buffers[LOGITS];
+    }
+
+    /** {@link #forward(ForwardState, int[], int, int, int, StepRunner)} with every step run directly. */
+    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos) {
+        return forward(state, tokens, offset, n, startPos, StepRunner.DIRECT);
+    }
+
+    @Override
+    public float[] buffer(ForwardState state, String name) {
+        int i = BUFFERS.indexOf(name);
+        return i < 0 ? null : state.buffers[i];
+    }
+
+    /** Looks tensors up by name, checking their shapes, and prepares each matrix on the kernels. */
+    private record Tensors(WeightSource weights, NativeKernels kernels) {
+
+        LayerWeights layer(StandardPlans.Variant v, int l, LayerShape shape) {
+            int hidden = shape.hidden();
+            int q = shape.attention().qDim();
+            int kv = shape.attention().kvDim();
+            int headDim = shape.attention().headDim();
+            Optional<LayerWeights.Biases> biases = v.qkvBias()
+                    ? Optional.of(new LayerWeights.Biases(vector(ofLayer(StandardPlans.projectionBias("q"), l), q),
+                            vector(ofLayer(StandardPlans.projectionBias("k"), l), kv),
+                            vector(ofLayer(StandardPlans.projectionBias("v"), l), kv)))
+                    : Optional.empty();
+            Optional<LayerWeights.HeadNorms> norms = v.qkNorm()
+                    ? Optional.of(new LayerWeights.HeadNorms(vector(ofLayer(StandardPlans.Q_NORM, l), headDim),
+                            vector(ofLayer(StandardPlans.K_NORM, l), headDim)))
+                    : Optional.empty();
+            return new LayerWeights(
+                    vector(ofLayer(StandardPlans.ATTN_NORM, l), hidden),
+                    matrix(StandardPlans.projection("q"), l, q, hidden),
+                    matrix(StandardPlans.projection("k"), l, kv, hidden),
+                    matrix(StandardPlans.projection("v"), l, kv, hidden),
+                    biases, norms,
+                    matrix(StandardPlans.O_PROJ, l, hidden, q),
+                    vector(ofLayer(StandardPlans.FFN_NORM, l), hidden),
+                    matrix(StandardPlans.GATE_PROJ, l, shape.ffn(), hidden),
+                    matrix(StandardPlans.UP_PROJ, l, shape.ffn(), hidden),
+                    matrix(StandardPlans.DOWN_PROJ, l, hidden, shape.ffn()));
+        }
+
+        /** A matrix of {@code cols} columns and a row per token at least (the embedding, the head). */
+        Matrix table(String name, int cols) {
+            Matrix m = lookUp(name);
+            if (m.cols() != cols) {
+                throw new PlanException(name + " is " + m.rows() + "x" + m.cols() + ", expected " + cols
+                        + " columns");
+            }
+            return m;
+        }
+
+        Matrix matrix(String template, int layer, int rows, int cols) {
+            String name = ofLayer(template, layer);
+            Matrix m = lookUp(name);
+            if (m.rows() != rows || m.cols() != cols) {
+                throw new PlanException(name + " is " + m.rows() + "x" + m.cols() + ", expected " + rows + "x" + cols);
+            }
+            return m;
+        }
+
+        float[] vector(String name, int length) {
+            float[] v = weights.vector(name).orElseThrow(() -> new PlanException("the model has no tensor " + name));
+            if (v.length != length) {
+                throw new PlanException(name + " has " + v.length + " elements, expected " + length);
+            }
+            return v;
+        }
+
+        private Matrix lookUp(String name) {
+            Matrix m = weights.matrix(name).orElseThrow(() -> new PlanException("the model has no tensor " + name));
+            kernels.prepare(m);
+            return m;
+        }
+    }
+}
