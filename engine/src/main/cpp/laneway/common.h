@@ -92,16 +92,21 @@ struct GroupRef {
 // tile).
 inline int compactGroupBytes(int layout) { return layout == TILES_Q8 ? 1088 : layout == TILES_Q4_1 ? 640 : 0; }
 
-// A quantized matrix in either layout.
+// The lanes layout (AVX-512 only, see repackLanes in vnni.inc): the compact layout with each group's codes stored in
+// the order the VNNI product consumes them, so a product loads them instead of transposing every group again. Same
+// block sizes as the compact layout; q4_1 blocks keep two lane registers per 64 bytes, one in each nibble.
+
+// A quantized matrix in the container's tiles, the compact layout, or the lanes layout.
 struct Weights {
     int layout;
     const uint8_t* data;
     int rows, cols;
-    bool compact;
+    bool compact;                   // compact addressing (the compact and the lanes layouts)
+    bool lanes;                     // codes in lane order
     int tilesPerRow, groupsPerRow;  // tiles of the padded row; groups holding columns below cols
 
-    Weights(int layout, const uint8_t* data, int rows, int cols, bool compact)
-        : layout(layout), data(data), rows(rows), cols(cols), compact(compact),
+    Weights(int layout, const uint8_t* data, int rows, int cols, bool compact, bool lanes = false)
+        : layout(layout), data(data), rows(rows), cols(cols), compact(compact || lanes), lanes(lanes),
           tilesPerRow(roundUp(cols, kTileCols) / kTileCols), groupsPerRow((cols + kGroup - 1) / kGroup) {}
 
     // The first byte of group gc (a column group of the row) in tile row i: where its data starts in memory order.
@@ -125,13 +130,13 @@ struct Weights {
     }
 };
 
-// A weight matrix as the products read it: its layout and size, its bytes (the container's, or a compact copy), and
-// whether it streams from memory (quantized tiles are then copied through L1 as they are read).
+// A weight matrix as the products read it: its layout and size, its bytes (the container's, a compact copy, or a
+// lanes copy), and whether it streams from memory (quantized tiles are then copied through L1 as they are read).
 struct MatrixRef {
     int layout;
     const uint8_t* data;
     int rows, cols;
-    bool compact, stage;
+    bool compact, lanes, stage;
 };
 
 // One transformer layer of a dense llama-family model, readied once for the fused layer (fusedLayer in ops.inc): its
@@ -147,6 +152,13 @@ struct FusedLayer {
 
     int qDim() const { return heads * headDim; }
     int kvDim() const { return kvHeads * headDim; }
+};
+
+// The output head, readied once: the head matrix (vocab × hidden) and the final RMSNorm.
+struct FusedHead {
+    MatrixRef w;
+    std::vector<float> norm;  // [hidden]
+    float eps;
 };
 
 // Floats of working memory a fused layer needs for `batch` tokens: xb, q, k, v, att, hb and hb2, one after another.

@@ -103,6 +103,16 @@ inline long long repackCompact(int layout, const signed char* tiles, int rows, i
 
 inline void freeCompact(long long address) { std::free((void*)(intptr_t)address); }
 
+// Copies a Q8 or q4_1 matrix (its tiles) into a new lanes copy (compactBytes long, see common.h) for the AVX-512 path;
+// returns its address, 0 if out of memory. The CPU must run the AVX-512 path.
+inline long long repackLanes(int layout, const signed char* tiles, int rows, int cols) {
+    size_t bytes = (size_t)compactBytes(layout, rows, cols);
+    void* dst = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (dst == nullptr) return 0;
+    avx512::repackLanes(Weights(layout, (const uint8_t*)tiles, rows, cols, false), (uint8_t*)dst);
+    return (long long)(intptr_t)dst;
+}
+
 inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, bool stage,
                           const float* x, float* out, int batch) {
     matmul(pool, isa, layout, (const signed char*)(intptr_t)w, rows, cols, true, stage, x, out, batch);
@@ -166,18 +176,21 @@ inline void addBias(int isa, float* x, const float* bias, int n, int batch) {
 // The address of a direct buffer's first byte (weights stay where the container's mapping put them).
 inline long long bufferAddress(const signed char* data) { return (long long)(intptr_t)data; }
 
-// A fused layer, readied from: `matrices`, seven rows (wq, wk, wv, wo, gate, up, down) of layout, address, rows,
-// cols, compact and stage; `shape`: hidden, heads, kvHeads, headDim, ffn, rotaryDim, interleaved, whether the q/k/v
-// biases are given, whether the per-head q/k norms are; and the vectors (unused ones may be empty). Returns its handle.
+// A matrix as Java describes it: layout, address, rows, cols, compact, lanes, stage.
+constexpr int kMatrixFields = 7;
+inline MatrixRef matrixRef(const long long* m) {
+    return MatrixRef{(int)m[0], (const uint8_t*)(intptr_t)m[1], (int)m[2], (int)m[3], m[4] != 0, m[5] != 0, m[6] != 0};
+}
+
+// A fused layer, readied from: `matrices`, seven matrices (wq, wk, wv, wo, gate, up, down) of kMatrixFields each;
+// `shape`: hidden, heads, kvHeads, headDim, ffn, rotaryDim, interleaved, whether the q/k/v biases are given, whether
+// the per-head q/k norms are; and the vectors (unused ones may be empty). Returns its handle.
 inline long long createFusedLayer(const long long* matrices, const int* shape, float eps, float scale,
                                   const float* attnNorm, const float* ffnNorm, const float* qBias,
                                   const float* kBias, const float* vBias, const float* qNorm, const float* kNorm) {
     FusedLayer* l = new FusedLayer();
     MatrixRef* refs[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->gate, &l->up, &l->down};
-    for (int j = 0; j < 7; j++) {
-        const long long* m = matrices + 6 * j;
-        *refs[j] = MatrixRef{(int)m[0], (const uint8_t*)(intptr_t)m[1], (int)m[2], (int)m[3], m[4] != 0, m[5] != 0};
-    }
+    for (int j = 0; j < 7; j++) *refs[j] = matrixRef(matrices + kMatrixFields * j);
     l->hidden = shape[0];
     l->heads = shape[1];
     l->kvHeads = shape[2];
@@ -202,6 +215,21 @@ inline long long createFusedLayer(const long long* matrices, const int* shape, f
 }
 
 inline void destroyFusedLayer(long long layer) { delete (FusedLayer*)(intptr_t)layer; }
+
+// The output head, readied: the head matrix (kMatrixFields), the final norm's weight and epsilon. Returns its handle.
+inline long long createFusedHead(const long long* matrix, const float* norm, float eps) {
+    const MatrixRef w = matrixRef(matrix);
+    return (long long)(intptr_t) new FusedHead{w, std::vector<float>(norm, norm + w.cols), eps};
+}
+
+inline void destroyFusedHead(long long head) { delete (FusedHead*)(intptr_t)head; }
+
+// The logits of the batch's last token: its row of x ([batch][hidden]) normed into work, times the head.
+inline void fusedHead(long long pool, int isa, long long head, const float* x, int batch, float* work,
+                      float* logits) {
+    const FusedHead& h = *(const FusedHead*)(intptr_t)head;
+    LW_DISPATCH(isa, fusedHead(poolOf(pool), h, x, batch, work, logits))
+}
 
 // One fused layer over a float cache, or a half-precision one (keys and values as 16-bit patterns).
 inline void fusedLayer(long long pool, int isa, long long layer, float* x, float* work, float* keys, float* values,

@@ -6,6 +6,7 @@ import dev.laneway.engine.kernels.LayerShape;
 import dev.laneway.engine.kernels.LayerWeights;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
+import dev.laneway.engine.kernels.natives.FusedHead;
 import dev.laneway.engine.kernels.natives.FusedLayer;
 import dev.laneway.engine.kernels.natives.NativeKernels;
 import dev.laneway.engine.plan.StandardPlans;
@@ -19,7 +20,8 @@ import static dev.laneway.engine.plan.StandardPlans.ofLayer;
 /**
  * The fused forward of a dense llama-family model (the {@link StandardPlans}: llama and mistral, Qwen2's q/k/v
  * biases, Qwen3's per-head q/k norms, either RoPE style, grouped-query attention, a tied or separate head): the
- * embedding lookup, then each layer as one native call ({@link NativeKernels#runLayer}), then the output head. A
+ * embedding lookup, then each layer as one native call ({@link NativeKernels#runLayer}), then the output head as one
+ * ({@link NativeKernels#runHead}). A
  * forward call is {@code layers + 2} steps where the per-op forward ({@link PlanForward}) takes about fifteen per
  * layer, with as many hand-offs to the kernels' threads and the lane; the kernels inside are the same, run in the same
  * order, so the logits are the same bits.
@@ -99,14 +101,8 @@ public final class FusedForward implements LaneForward {
                     pos));
             infos.add(new StepInfo(LAYER_KERNEL, l, ofLayer(StandardPlans.projection("q"), l), List.of("x", "work")));
         }
-        float eps = dims.rmsEps();
-        steps.add((s, n, pos) -> {
-            // The batch's last token alone: its row of x, normed, times the head.
-            float[] xb = s.buffers[WORK];
-            System.arraycopy(s.buffers[X], (n - 1) * hidden, xb, 0, hidden);
-            kernels.rmsnorm(xb, xb, finalNorm, hidden, 1, eps);
-            kernels.matmul(head, xb, s.buffers[LOGITS], 1);
-        });
+        FusedHead fusedHead = kernels.fuseHead(head, finalNorm, dims.rmsEps());
+        steps.add((s, n, pos) -> kernels.runHead(fusedHead, s.buffers[X], n, s.buffers[WORK], s.buffers[LOGITS]));
         infos.add(new StepInfo(HEAD_KERNEL, -1, head.name(), List.of("x", "logits")));
         return new FusedForward(dims, shape, Math.max(dims.vocab(), head.rows()), List.copyOf(steps),
                 List.copyOf(infos));

@@ -22,13 +22,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The f32 containers generate exactly what llama.cpp (and an independent reference) generate: token ids, text and
- * the top-5 probabilities, on the reference kernels and on the native ones.
+ * the top-5 probabilities, on the reference kernels, on the native ones, and through the fused forward.
  */
 class GoldenOutputTest {
     private static final double PROBABILITY_TOLERANCE = 1e-3;
 
     @ParameterizedTest
-    @ValueSource(strings = {"java", "native"})
+    @ValueSource(strings = {"java", "native", "fused"})
     void stories260kMatchesLlamaCppOnEveryPublicPrompt(String kernels) {
         try (LanewayModel model = Packed.open(Packed.stories260k("f32"), kernels)) {
             for (Golden.Record r : Golden.stories260kPublic()) {
@@ -59,7 +59,7 @@ class GoldenOutputTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"java", "native"})
+    @ValueSource(strings = {"java", "native", "fused"})
     void stories260kFromBosMatchesTheReference(String kernels) {
         int[] expected = Golden.greedyFromBos("stories260K-greedy-from-bos.json");
         try (LanewayModel model = Packed.open(Packed.stories260k("f32"), kernels)) {
@@ -68,7 +68,7 @@ class GoldenOutputTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"java", "native"})
+    @ValueSource(strings = {"java", "native", "fused"})
     void tinystoriesCheckpointFromBosMatchesTheReferenceUntilItsEndOfText(String kernels) {
         int[] expected = Golden.greedyFromBos("tinystories-656k-greedy-from-bos.json");
         try (LanewayModel model = Packed.open(Packed.tinystories("f32"), kernels)) {

@@ -6,6 +6,7 @@ import dev.laneway.engine.pack.CheckpointPacker;
 import dev.laneway.engine.pack.GgufPacker;
 import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
+import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteOptions;
 
 import java.io.IOException;
@@ -34,9 +35,16 @@ public final class Packed {
         return pack("tinystories-" + quant, Shared.tinystoriesCheckpoint(), quant, false);
     }
 
-    /** A container opened through the per-op forward on the given kernels ({@code java} or {@code native}). */
+    /**
+     * A container opened through the per-op forward on the given kernels ({@code java} or {@code native}), or through
+     * the fused forward on the native kernels ({@code fused}).
+     */
     public static LanewayModel open(Path container, String kernels) {
         try {
+            if (kernels.equals("fused")) {
+                return ModelAssembly.fused(container, RouteOptions.defaults(), "dx",
+                        new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
+            }
             return ModelAssembly.perOp(container, RouteOptions.defaults().withOpt("kernels", kernels), "generic");
         } catch (IOException e) {
             throw new UncheckedIOException(e);

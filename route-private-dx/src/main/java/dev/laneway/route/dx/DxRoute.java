@@ -111,14 +111,14 @@ public final class DxRoute implements Route {
             return Optional.of(new OptionRefusal("--laya " + options.laya().get(),
                     "dx runs on the host only, without a router"));
         }
-        if (!options.onHost()) {
-            return Optional.of(new OptionRefusal("--device " + options.device(),
-                    "dx runs on the host CPU only (--device " + RouteOptions.HOST_DEVICE + ")"));
-        }
         Optional<String> kernels = options.opt("kernels").map(k -> k.trim().toLowerCase(Locale.ROOT));
         if (kernels.isPresent() && kernels.get().equals("java")) {
             return Optional.of(new OptionRefusal("--opt kernels=" + options.opt("kernels").get(),
                     "dx runs on the native kernels"));
+        }
+        if (!options.onHost()) {
+            return Optional.of(new OptionRefusal("--device " + options.device(),
+                    "dx runs on the host CPU only (--device " + RouteOptions.HOST_DEVICE + ")"));
         }
         return EngineOptions.refusal(options);
     }

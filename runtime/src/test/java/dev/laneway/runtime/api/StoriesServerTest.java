@@ -1,6 +1,7 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.laneway.runtime.routes.BuiltRoutes;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -223,7 +224,7 @@ class StoriesServerTest {
                 .body("object", equalTo("list"))
                 .body("data[0].id", equalTo(StoriesProfile.ALIAS))
                 .body("data[0].object", equalTo("model"))
-                .body("data[0].route", equalTo("generic"))
+                .body("data[0].route", equalTo(BuiltRoutes.denseModelRoute()))
                 .body("data[0].device", equalTo("cpu"));
         given().get("/v1/models/" + StoriesProfile.ALIAS).then().statusCode(200);
         given().get("/v1/models/gpt-4").then().statusCode(404).body("error.code", equalTo("model_not_found"));
@@ -236,7 +237,7 @@ class StoriesServerTest {
         given().get("/q/health/ready").then().statusCode(200)
                 .body("status", equalTo("UP"))
                 .body("checks.data.model", hasItem(StoriesProfile.ALIAS))
-                .body("checks.data.route", hasItem("generic"))
+                .body("checks.data.route", hasItem(BuiltRoutes.denseModelRoute()))
                 .body("checks.data.device", hasItem("cpu"));
     }
 

@@ -1,5 +1,6 @@
 package dev.laneway.runtime.cli;
 
+import dev.laneway.runtime.routes.BuiltRoutes;
 import dev.laneway.runtime.routes.RouteSetup;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -59,7 +60,7 @@ class ModelCommandsTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"f32", "q8"})
-    void packedContainerIsClaimedByTheGenericRouteAndRuns(String quant) {
+    void packedContainerIsServedAndRuns(String quant) {
         Path out = tmp.resolve("stories-" + quant);
         CommandLineTest.Outcome pack = run("pack", stories().toString(), "-o", out.toString(), "--quant", quant);
         assertEquals(ExitCodes.OK, pack.code(), pack.err());
@@ -70,7 +71,7 @@ class ModelCommandsTest {
         }
         CommandLineTest.Outcome routes = run("routes", "-m", out.toString());
         assertEquals(ExitCodes.OK, routes.code(), routes.out());
-        assertTrue(routes.out().contains("served by: generic"), routes.out());
+        assertTrue(routes.out().contains("served by: " + BuiltRoutes.denseModelRoute()), routes.out());
         CommandLineTest.Outcome r = run("run", "-m", out.toString(), "-p", "Once upon a time", "-n", "16");
         assertEquals(ExitCodes.OK, r.code(), r.err());
         assertTrue(r.out().startsWith("Once upon a time, there was a little"), r.out());

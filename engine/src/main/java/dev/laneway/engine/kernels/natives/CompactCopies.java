@@ -5,12 +5,24 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 
 /**
- * Compact copies of padded quantized matrices, found by identity (a matrix's equality compares its contents).
- * Lookups read an immutable map; additions replace it.
+ * Copies of quantized matrices in another layout, in native memory, found by identity (a matrix's equality compares
+ * its contents): the compact layout of padded matrices, or the lanes layout of the fused kernels. Lookups read an
+ * immutable map; additions replace it.
  */
 final class CompactCopies {
+    /** Makes a copy: its address, or 0 when out of memory. */
+    @FunctionalInterface
+    interface Repack {
+        long copy(int layout, java.nio.ByteBuffer tiles, int rows, int cols);
+    }
+
+    private final Repack repack;
     private volatile Map<Matrix, Long> copies = new IdentityHashMap<>();
     private boolean freed;
+
+    CompactCopies(Repack repack) {
+        this.repack = repack;
+    }
 
     static boolean worthIt(Matrix w) {
         return (w.layout() == Matrix.Layout.TILES_Q8 || w.layout() == Matrix.Layout.TILES_Q4_1)
@@ -30,9 +42,9 @@ final class CompactCopies {
         if (freed) {
             throw new IllegalStateException("kernels closed");
         }
-        long address = NativeLibrary.repackCompact(w.layout().ordinal(), w.data(), w.rows(), w.cols());
+        long address = repack.copy(w.layout().ordinal(), w.data(), w.rows(), w.cols());
         if (address == 0) {
-            throw new OutOfMemoryError(w.name() + ": no memory for a compact copy of "
+            throw new OutOfMemoryError(w.name() + ": no memory for a copy of "
                     + NativeLibrary.compactBytes(w.layout().ordinal(), w.rows(), w.cols()) + " bytes");
         }
         Map<Matrix, Long> next = new IdentityHashMap<>(copies);

@@ -28,6 +28,8 @@ import org.bytedeco.javacpp.Loader;
  */
 public final class NativeKernels implements Kernels, AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
+    /** Longs describing a matrix to the fused kernels: layout, address, rows, cols, compact, lanes, stage. */
+    private static final int MATRIX_FIELDS = 7;
 
     private final Isa isa;
     private final int threads;
@@ -35,8 +37,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final JavaKernels heapFallback = new JavaKernels();
 
-    private final CompactCopies compact = new CompactCopies();
-    private final FusedLayers fused = new FusedLayers();
+    private final CompactCopies compact = new CompactCopies(NativeLibrary::repackCompact);
+    private final CompactCopies lanes = new CompactCopies(NativeLibrary::repackLanes);
+    private final FusedParts fused = new FusedParts();
     private final WeightFootprint footprint;
     private volatile boolean closed;
 
@@ -47,11 +50,13 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         long p = NativeLibrary.createPool(threads);
         this.pool = p;
         CompactCopies copies = compact;
-        FusedLayers layers = fused;
+        CompactCopies laneCopies = lanes;
+        FusedParts parts = fused;
         this.cleanable = CLEANER.register(this, () -> {
             NativeLibrary.destroyPool(p);
-            layers.free();
+            parts.free();
             copies.free();
+            laneCopies.free();
         });
     }
 
@@ -82,6 +87,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * for comparison).
      */
     public static NativeKernels create(Isa isa, int threads) {
+        requireLoaded();  // before the first native call
         return create(isa, threads, NativeLibrary.lastLevelCacheBytes());
     }
 
@@ -262,8 +268,14 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /**
      * Readies a transformer layer for {@link #runLayer}: its matrices are prepared (see {@link #prepare}) and their
      * addresses, with copies of the small vectors and the shape, go to native memory, freed when these kernels close.
-     * Prepare every matrix of the model before fusing, as a loader does, so that the choice to stream weights through
-     * L1 sees the whole model.
+     * Prepare every matrix of the model before fusing, as a loader does, so that what is decided from the model's
+     * size sees all of it.
+     *
+     * <p>On the AVX-512 path, Q8 and q4_1 matrices of a model that fits in the last-level cache get a copy in the lanes
+     * layout: each 32×32 group stored in the order the VNNI product consumes it, so that products load groups instead
+     * of transposing each one again on every token (about half the arithmetic of a group; a cache-resident model is
+     * bound by that arithmetic, a larger one by memory, where the copy would gain nothing and double the weights'
+     * memory). The copy holds the same codes and scales, so products give the same bits.
      *
      * @throws IllegalArgumentException when a size does not fit the shape, or a matrix is not in a direct buffer
      */
@@ -275,18 +287,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("rope tables for head dim " + rope.headDim() + ", layer has "
                     + a.headDim());
         }
-        long[] matrices = new long[6 * 7];
+        long[] matrices = new long[MATRIX_FIELDS * 7];
         int j = 0;
         for (Matrix m : weights.matrices()) {
-            if (!m.data().isDirect()) {
-                throw new IllegalArgumentException(m.name() + ": a fused layer reads its weights in place, in native "
-                        + "memory; this matrix is on the Java heap");
-            }
-            prepare(m);
-            boolean copied = CompactCopies.worthIt(m);
-            long[] row = {m.layout().ordinal(), copied ? compact.of(m) : NativeLibrary.bufferAddress(m.data()),
-                    m.rows(), m.cols(), copied ? 1 : 0, footprint.streams(m) ? 1 : 0};
-            System.arraycopy(row, 0, matrices, 6 * j++, row.length);
+            System.arraycopy(describe(m), 0, matrices, MATRIX_FIELDS * j++, MATRIX_FIELDS);
         }
         float[] none = new float[0];
         LayerWeights.Biases b = weights.biases().orElse(new LayerWeights.Biases(none, none, none));
@@ -296,9 +300,63 @@ public final class NativeKernels implements Kernels, AutoCloseable {
                 weights.headNorms().isPresent() ? 1 : 0};
         long handle = NativeLibrary.createFusedLayer(matrices, dims, shape.eps(), a.scale(), weights.attnNorm(),
                 weights.ffnNorm(), b.q(), b.k(), b.v(), n.q(), n.k());
-        fused.add(handle);
+        fused.add(handle, NativeLibrary::destroyFusedLayer);
         Reference.reachabilityFence(this);
         return new FusedLayer(this, handle, weights, shape, rope);
+    }
+
+    /**
+     * Readies the output head for {@link #runHead}: the head matrix (vocabulary × hidden, prepared as {@link #fuse}
+     * prepares a layer's) and the final RMSNorm.
+     */
+    public FusedHead fuseHead(Matrix head, float[] norm, float eps) {
+        requireOpen();
+        if (norm.length != head.cols()) {
+            throw new IllegalArgumentException("the final norm has " + norm.length + " elements, the head "
+                    + head.cols() + " columns");
+        }
+        long handle = NativeLibrary.createFusedHead(describe(head), norm, eps);
+        fused.add(handle, NativeLibrary::destroyFusedHead);
+        Reference.reachabilityFence(this);
+        return new FusedHead(this, handle, head);
+    }
+
+    /**
+     * The logits of the batch's last token: its row of {@code x} ({@code batch} rows of hidden) normed, times the
+     * head; the same bits as RMSNorm and {@link #matmul} would give.
+     *
+     * @param work   at least hidden floats of working memory
+     * @param logits at least the head's rows
+     */
+    public void runHead(FusedHead head, float[] x, int batch, float[] work, float[] logits) {
+        requireOpen();
+        if (head.owner != this) {
+            throw new IllegalArgumentException("the head was fused by other kernels");
+        }
+        requireBatch(batch);
+        Matrix w = head.weights();
+        requireLength("x", x, (long) batch * w.cols());
+        requireLength("work", work, w.cols());
+        requireLength("logits", logits, w.rows());
+        NativeLibrary.fusedHead(pool, isa.ordinal(), head.handle, x, batch, work, logits);
+        Reference.reachabilityFence(this);
+        Reference.reachabilityFence(head);
+    }
+
+    /** A matrix as the fused kernels read it: layout, address, rows, cols, compact, lanes, stage. */
+    private long[] describe(Matrix m) {
+        if (!m.data().isDirect()) {
+            throw new IllegalArgumentException(m.name() + ": fused kernels read weights in native memory; this "
+                    + "matrix is on the Java heap");
+        }
+        prepare(m);
+        boolean streams = footprint.streams(m);
+        boolean quantized = m.layout() == Matrix.Layout.TILES_Q8 || m.layout() == Matrix.Layout.TILES_Q4_1;
+        boolean inLanes = quantized && isa == Isa.AVX512 && !streams;
+        boolean compacted = !inLanes && CompactCopies.worthIt(m);
+        long address = inLanes ? lanes.of(m) : compacted ? compact.of(m) : NativeLibrary.bufferAddress(m.data());
+        return new long[] {m.layout().ordinal(), address, m.rows(), m.cols(), compacted ? 1 : 0, inLanes ? 1 : 0,
+                streams ? 1 : 0};
     }
 
     /**

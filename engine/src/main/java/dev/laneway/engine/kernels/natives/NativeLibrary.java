@@ -46,6 +46,9 @@ final class NativeLibrary {
 
     static native void freeCompact(long address);
 
+    /** A lanes copy of a Q8 or q4_1 tiled matrix (the AVX-512 path only): its address, or 0 if out of memory. */
+    static native long repackLanes(int layout, ByteBuffer tiles, int rows, int cols);
+
     @CriticalRegion
     static native void row(int layout, ByteBuffer w, int cols, int row, float[] out, int offset);
 
@@ -76,13 +79,22 @@ final class NativeLibrary {
 
     /**
      * A fused layer in native memory: {@code matrices} holds seven rows (wq, wk, wv, wo, gate, up, down) of layout,
-     * address, rows, cols, compact and stage; {@code shape} hidden, heads, kvHeads, headDim, ffn, rotaryDim,
+     * address, rows, cols, compact, lanes and stage; {@code shape} hidden, heads, kvHeads, headDim, ffn, rotaryDim,
      * interleaved, has biases, has q/k norms. Unused vectors may be empty. Freed by {@link #destroyFusedLayer}.
      */
     static native long createFusedLayer(long[] matrices, int[] shape, float eps, float scale, float[] attnNorm,
             float[] ffnNorm, float[] qBias, float[] kBias, float[] vBias, float[] qNorm, float[] kNorm);
 
     static native void destroyFusedLayer(long layer);
+
+    /** The output head in native memory: the matrix as one row of {@link #createFusedLayer}'s, the final norm. */
+    static native long createFusedHead(long[] matrix, float[] norm, float eps);
+
+    static native void destroyFusedHead(long head);
+
+    /** The logits of the batch's last token. */
+    @CriticalRegion
+    static native void fusedHead(long pool, int isa, long head, float[] x, int batch, float[] work, float[] logits);
 
     /** One fused layer over a float cache. */
     @CriticalRegion
