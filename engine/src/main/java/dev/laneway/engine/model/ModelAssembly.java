@@ -4,6 +4,8 @@ import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
 import dev.laneway.engine.container.ContainerWeights;
 import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.forward.LaneForward;
+import dev.laneway.engine.forward.OneSubmissionForward;
 import dev.laneway.engine.forward.PlanForward;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.natives.KernelsChooser;
@@ -27,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import java.util.Map;
 
 /**
@@ -49,6 +52,20 @@ public final class ModelAssembly {
      */
     public static LanewayModel perOp(Path dir, RouteOptions options, String route, RouteContext context)
             throws IOException {
+        return assemble(dir, options, route, context, UnaryOperator.identity());
+    }
+
+    /**
+     * Opens {@code dir} for a lane route: the forward is submitted to the device as one run per token, all layers
+     * and then the output head ({@link OneSubmissionForward}).
+     */
+    public static LanewayModel oneSubmissionPerToken(Path dir, RouteOptions options, String route,
+                                                     RouteContext context) throws IOException {
+        return assemble(dir, options, route, context, OneSubmissionForward::new);
+    }
+
+    private static LanewayModel assemble(Path dir, RouteOptions options, String route, RouteContext context,
+                                         UnaryOperator<LaneForward> submission) throws IOException {
         Container container = Container.open(dir);
         EngineOptions engine = EngineOptions.of(options);
         ModelConfig config = container.config();
@@ -59,7 +76,7 @@ public final class ModelAssembly {
                 kernels);
         TextTokenizer tokenizer = TokenizerLoader.load(dir);
         Device device = DeviceRegistry.discover().open(options.device());
-        LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
+        LanePool lanes = LanePool.create(options.streams(), device, submission.apply(forward), Math.min(engine.batch(),
                 dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
                 gate(device, context), Clock.SYSTEM);
         long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
