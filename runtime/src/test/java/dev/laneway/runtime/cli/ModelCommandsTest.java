@@ -77,6 +77,24 @@ class ModelCommandsTest {
     }
 
     @Test
+    void aDirectoryWithALaneGoesToTheFastLaneAndWithoutOneToAnotherRoute() throws IOException {
+        Path lane = tmp.resolve("with-lane");
+        assertEquals(ExitCodes.OK, run("pack", stories().toString(), "-o", lane.toString(), "--lane").code());
+        assertTrue(Files.isRegularFile(lane.resolve("npu/lane.json")));
+        CommandLineTest.Outcome routes = run("routes", "-m", lane.toString());
+        assertTrue(routes.out().contains("served by: fastlane"), routes.out());
+        CommandLineTest.Outcome r = run("run", "-m", lane.toString(), "-p", "Once upon a time", "-n", "64");
+        assertEquals("Once upon a time" + GOLDEN_CONTINUATION + "\n", r.out(), r.err());
+
+        Path plain = tmp.resolve("without-lane");
+        assertEquals(ExitCodes.OK, run("pack", stories().toString(), "-o", plain.toString()).code());
+        CommandLineTest.Outcome other = run("routes", "-m", plain.toString());
+        assertTrue(other.out().matches("(?s).*fastlane .*declines +no kernels directory: set LANEWAY_KERNELS.*"),
+                other.out());
+        assertTrue(other.out().contains("served by: generic") || other.out().contains("served by: dx"), other.out());
+    }
+
+    @Test
     void packRefusesAnExistingOutputAndAnUnknownQuant() {
         CommandLineTest.Outcome exists = run("pack", stories().toString(), "-o", tmp.toString());
         assertEquals(ExitCodes.USAGE, exists.code());
