@@ -2,6 +2,7 @@
 // and the activation quantization used by the int8 kernels.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -49,6 +50,76 @@ inline float f16ToFloat(uint16_t h) {
     float f;
     std::memcpy(&f, &u, 4);
     return f;
+}
+
+// Where one 32-row × 32-column group of a quantized matrix lies. In the container's tiles (BRIEF §5) a group's scales
+// and codes are spread over its tile; the compact layout (see repack) keeps each group in one block.
+struct GroupRef {
+    const uint8_t* scales;  // Q8: 32 bf16 steps; q4_1: 32 bf16 scales; Q4_K: the whole tile
+    const uint8_t* zeros;   // q4_1: 32 bf16 zero points
+    const uint8_t* codes;   // Q8: 32 columns × 32 int8; q4_1: rows 0-15, 32 columns × 8 bytes of nibbles
+    size_t halfStride;      // q4_1: bytes from the codes of rows 0-15 to those of rows 16-31
+    int g;                  // Q4_K: the group's index in its tile
+};
+
+// The compact layout, made once from the tiles (repack) for matrices whose columns are not a multiple of 256, so that
+// a product reads only bytes it uses, in order: tile row i holds its groups gc = 0 .. ceil(cols / 32) - 1 one after
+// another, each one block. Q8 block (1088 B): 32 bf16 steps, then 32 columns × 32 int8 codes. q4_1 block (640 B): 32
+// bf16 scales, 32 bf16 zeros, then the nibbles of rows 0-15 and of rows 16-31 (32 columns × 8 bytes each, as in the
+// tile).
+inline int compactGroupBytes(int layout) { return layout == TILES_Q8 ? 1088 : layout == TILES_Q4_1 ? 640 : 0; }
+
+// A quantized matrix in either layout.
+struct Weights {
+    int layout;
+    const uint8_t* data;
+    int rows, cols;
+    bool compact;
+    int tilesPerRow, groupsPerRow;  // tiles of the padded row; groups holding columns below cols
+
+    Weights(int layout, const uint8_t* data, int rows, int cols, bool compact)
+        : layout(layout), data(data), rows(rows), cols(cols), compact(compact),
+          tilesPerRow(roundUp(cols, kTileCols) / kTileCols), groupsPerRow((cols + kGroup - 1) / kGroup) {}
+
+    // The first byte of group gc (a column group of the row) in tile row i: where its data starts in memory order.
+    const uint8_t* start(int i, int gc) const {
+        if (compact) return data + ((size_t)i * groupsPerRow + gc) * compactGroupBytes(layout);
+        return data + ((size_t)i * tilesPerRow + gc / kGroups) * tileBytes(layout);
+    }
+
+    GroupRef group(int i, int gc) const {
+        const uint8_t* p = start(i, gc);
+        if (compact) {
+            if (layout == TILES_Q8) return {p, nullptr, p + 64, 0, 0};
+            return {p, p + 64, p + 128, 256, 0};
+        }
+        int g = gc % kGroups;
+        switch (layout) {
+            case TILES_Q8: return {p + g * 64, nullptr, p + 512 + g * 1024, 0, g};
+            case TILES_Q4_1: return {p + g * 64, p + 512 + g * 64, p + 1024 + g * 256, 8 * 256, g};
+            default: return {p, nullptr, nullptr, 0, g};
+        }
+    }
+};
+
+// Copies a tiled Q8 or q4_1 matrix into the compact layout; dst holds rows / 32 (rounded up) × groupsPerRow blocks.
+inline void repack(const Weights& tiles, uint8_t* dst) {
+    const int gb = compactGroupBytes(tiles.layout);
+    const int tileRows = (tiles.rows + kTileRows - 1) / kTileRows;
+    for (int i = 0; i < tileRows; i++) {
+        for (int gc = 0; gc < tiles.groupsPerRow; gc++) {
+            GroupRef src = tiles.group(i, gc);
+            uint8_t* out = dst + ((size_t)i * tiles.groupsPerRow + gc) * gb;
+            std::memcpy(out, src.scales, 64);
+            if (tiles.layout == TILES_Q8) {
+                std::memcpy(out + 64, src.codes, 1024);
+            } else {
+                std::memcpy(out + 64, src.zeros, 64);
+                std::memcpy(out + 128, src.codes, 256);
+                std::memcpy(out + 384, src.codes + src.halfStride, 256);
+            }
+        }
+    }
 }
 
 // Scratch memory owned by the calling thread, grown when a call needs more and then reused: no allocation in steady

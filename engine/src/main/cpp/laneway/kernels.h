@@ -9,6 +9,9 @@
 // GCC 12's AVX-512 intrinsics start from a self-initialized "undefined" register, which -Wall reports falsely.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#include <cstdlib>
+#include <unistd.h>
+
 #include "laneway/common.h"
 #include "laneway/pool.h"
 
@@ -71,9 +74,38 @@ inline long long createPool(int threads) { return (long long)(intptr_t) new Pool
 inline void destroyPool(long long pool) { delete (Pool*)(intptr_t)pool; }
 inline Pool& poolOf(long long pool) { return *(Pool*)(intptr_t)pool; }
 
-inline void matmul(long long pool, int isa, int layout, const signed char* w, int rows, int cols, const float* x,
-                   float* out, int batch) {
-    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, x, out, batch))
+// w is in the container's layout, or in the compact layout (see common.h) when `compact`; `stage` copies quantized
+// weights through L1 (for weights that stream from memory; see ops.inc).
+inline void matmul(long long pool, int isa, int layout, const signed char* w, int rows, int cols, bool compact,
+                   bool stage, const float* x, float* out, int batch) {
+    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, stage, x, out, batch))
+}
+
+// Bytes of the last-level cache (0 if unknown).
+inline long long lastLevelCacheBytes() {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? l3 : sysconf(_SC_LEVEL2_CACHE_SIZE) > 0 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : 0;
+}
+
+// Bytes of the compact layout of a rows × cols Q8 or q4_1 matrix.
+inline long long compactBytes(int layout, int rows, int cols) {
+    return (long long)((rows + kTileRows - 1) / kTileRows) * ((cols + kGroup - 1) / kGroup) * compactGroupBytes(layout);
+}
+
+// Copies tiles into a new compact copy (compactBytes long, 64-byte aligned); returns its address, 0 if out of memory.
+inline long long repackCompact(int layout, const signed char* tiles, int rows, int cols) {
+    size_t bytes = (size_t)compactBytes(layout, rows, cols);
+    void* dst = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (dst == nullptr) return 0;
+    repack(Weights(layout, (const uint8_t*)tiles, rows, cols, false), (uint8_t*)dst);
+    return (long long)(intptr_t)dst;
+}
+
+inline void freeCompact(long long address) { std::free((void*)(intptr_t)address); }
+
+inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, bool stage,
+                          const float* x, float* out, int batch) {
+    matmul(pool, isa, layout, (const signed char*)(intptr_t)w, rows, cols, true, stage, x, out, batch);
 }
 
 // Row r of a matrix as floats into out[offset ..].
@@ -89,17 +121,12 @@ inline void row(int layout, const signed char* w, int cols, int r, float* out, i
         for (int c = 0; c < cols; c++) o[c] = layout == F16 ? f16ToFloat(p[c]) : bf16ToFloat(p[c]);
         return;
     }
-    int tilesPerRow = roundUp(cols, kTileCols) / kTileCols, rr = r % kTileRows;
+    const Weights tiles(layout, wb, r + 1, cols, false);
     float wf[32 * 32];
-    for (int j = 0; j < tilesPerRow; j++) {
-        const uint8_t* tile = wb + ((size_t)(r / kTileRows) * tilesPerRow + j) * tileBytes(layout);
-        for (int g = 0; g < kGroups; g++) {
-            int c0 = j * kTileCols + g * kGroup;
-            if (c0 >= cols) return;
-            scalar::decodeGroup(layout, tile, g, wf);
-            int n = cols - c0 < kGroup ? cols - c0 : kGroup;
-            for (int c = 0; c < n; c++) o[c0 + c] = wf[c * 32 + rr];
-        }
+    for (int gc = 0; gc < tiles.groupsPerRow; gc++) {
+        scalar::decodeGroup(layout, tiles.group(r / kTileRows, gc), wf);
+        int c0 = gc * kGroup, n = cols - c0 < kGroup ? cols - c0 : kGroup;
+        for (int c = 0; c < n; c++) o[c0 + c] = wf[c * 32 + r % kTileRows];
     }
 }
 

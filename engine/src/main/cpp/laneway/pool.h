@@ -30,7 +30,7 @@ public:
 
     explicit Pool(int threads) : threads_(threads < 1 ? 1 : threads) {
         for (int i = 1; i < threads_; i++) {
-            workers_.emplace_back([this] { workerLoop(); });
+            workers_.emplace_back([this] { workerLoop(0); });  // epoch 0 seen: a pool closed at once still stops
         }
     }
 
@@ -67,7 +67,12 @@ public:
             wake_.notify_all();
         }
         work(e);
-        while (done_.load(std::memory_order_acquire) < tasks) cpuRelax();
+        // The last tasks are running on workers: wait, yielding the core after a few microseconds in case one of
+        // them is waiting for it (a machine busier than the pool is sized for).
+        for (int i = 0; done_.load(std::memory_order_acquire) < tasks; i++) {
+            if (i < kPauses) cpuRelax();
+            else std::this_thread::yield();
+        }
         busy_.unlock();
     }
 
@@ -89,8 +94,7 @@ private:
         }
     }
 
-    void workerLoop() {
-        uint32_t seen = epoch_.load();
+    void workerLoop(uint32_t seen) {
         for (;;) {
             uint32_t e = awaitJob(seen);
             if (stop_.load()) return;
@@ -105,17 +109,22 @@ private:
         for (int i = 0;; i++) {
             uint32_t e = epoch_.load(std::memory_order_acquire);
             if (e != seen) return e;
-            cpuRelax();
-            if ((i & 255) == 255 && std::chrono::steady_clock::now() - start > kSpin) break;
+            if (i < kPauses) {
+                cpuRelax();
+            } else {
+                std::this_thread::yield();  // lets a busy machine run others, and costs little on an idle one
+                if ((i & 15) == 15 && std::chrono::steady_clock::now() - start > kSpin) break;
+            }
         }
         std::unique_lock<std::mutex> lock(sleepLock_);
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
-        wake_.wait(lock, [&] { return epoch_.load(std::memory_order_seq_cst) != seen; });
+        wake_.wait(lock, [&] { return epoch_.load(std::memory_order_seq_cst) != seen || stop_.load(); });
         sleepers_.fetch_sub(1);
         return epoch_.load(std::memory_order_acquire);
     }
 
     static constexpr std::chrono::microseconds kSpin{200};
+    static constexpr int kPauses = 2000;  // a few microseconds of pause instructions before yielding
 
     const int threads_;
     std::vector<std::thread> workers_;

@@ -70,6 +70,14 @@ public interface ServedModel extends AutoCloseable {
         return ModelHealth.healthy();
     }
 
+    /**
+     * The latest device faults, oldest first, each as JSON-ready facts (device, kernel, layer, position, timings,
+     * argument digests, ...), for {@code GET /v1/diagnostics}.
+     */
+    default List<java.util.Map<String, Object>> faults() {
+        return List.of();
+    }
+
     /** Releases the weights and devices. */
     @Override
     void close();

@@ -14,6 +14,11 @@ public interface Device {
     /** How many contexts this process may hold open at once; 0 for no limit. */
     int maxContexts();
 
+    /** Contexts open right now, or -1 when the device does not count them. */
+    default int liveContexts() {
+        return -1;
+    }
+
     /**
      * Opens a fresh context, waiting at most {@code timeout}.
      *

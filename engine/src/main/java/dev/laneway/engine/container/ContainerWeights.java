@@ -8,11 +8,17 @@ import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.q4nx.Q4nxFile;
 import dev.laneway.engine.quant.Dequant;
 
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
-/** The forward's weights out of a container's weight file: matrices in place, vectors as floats. */
+/**
+ * The forward's weights out of a container's weight file: matrices in place, vectors as floats. A tensor asked for
+ * twice (a tied embedding) is the same matrix both times, so kernels that prepare matrices do it once.
+ */
 public final class ContainerWeights implements WeightSource {
     private final Q4nxFile file;
+    private final Map<String, Matrix> matrices = new ConcurrentHashMap<>();
 
     public ContainerWeights(Q4nxFile file) {
         this.file = file;
@@ -23,11 +29,13 @@ public final class ContainerWeights implements WeightSource {
         if (file.tensor(name).isEmpty()) {
             return Optional.empty();
         }
-        try {
-            return Optional.of(file.matrix(name));
-        } catch (FormatException e) {
-            throw new PlanException(e.getMessage());
-        }
+        return Optional.of(matrices.computeIfAbsent(name, n -> {
+            try {
+                return file.matrix(n);
+            } catch (FormatException e) {
+                throw new PlanException(e.getMessage());
+            }
+        }));
     }
 
     @Override

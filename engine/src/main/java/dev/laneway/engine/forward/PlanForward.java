@@ -281,7 +281,10 @@ public final class PlanForward {
 
         private Matrix matrix(String template, int layer, String at) {
             String name = expand(template, layer);
-            return weights.matrix(name).orElseThrow(() -> new PlanException(at + ": the model has no tensor " + name));
+            Matrix m = weights.matrix(name).orElseThrow(() -> new PlanException(at + ": the model has no tensor "
+                    + name));
+            k.prepare(m);
+            return m;
         }
 
         private float[] vector(String template, int layer, String at) {

@@ -14,6 +14,14 @@ public interface Kernels {
     String name();
 
     /**
+     * Readies a weight matrix before its first use (a loader calls it once per matrix at load time); returns the bytes
+     * of memory that took. Implementations that need nothing do nothing, as here.
+     */
+    default long prepare(Matrix w) {
+        return 0;
+    }
+
+    /**
      * Matrix product: for each of {@code batch} input rows, {@code out[b·w.rows() + r] = Σ_c w[r, c] · x[b·w.cols() + c]}.
      */
     void matmul(Matrix w, float[] x, float[] out, int batch);

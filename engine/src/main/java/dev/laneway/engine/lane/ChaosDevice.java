@@ -27,6 +27,7 @@ public final class ChaosDevice implements Device {
     private final Clock clock;
     private final AtomicInteger live = new AtomicInteger();
     private final AtomicLong opened = new AtomicLong();
+    private final AtomicInteger hanging = new AtomicInteger();
     private final SplittableRandom random;
     private final Set<String> fired = new HashSet<>();
     private volatile ChaosConfig config;
@@ -46,8 +47,14 @@ public final class ChaosDevice implements Device {
     }
 
     /** Contexts open right now. */
+    @Override
     public int liveContexts() {
         return live.get();
+    }
+
+    /** Runs hanging right now, waiting to be aborted. */
+    public int hanging() {
+        return hanging.get();
     }
 
     /** Contexts opened so far. */
@@ -67,7 +74,7 @@ public final class ChaosDevice implements Device {
 
     @Override
     public int maxContexts() {
-        return inner.maxContexts();
+        return config.exclusive() ? 1 : inner.maxContexts();
     }
 
     @Override
@@ -99,6 +106,7 @@ public final class ChaosDevice implements Device {
         private final DeviceContext inner;
         private long lastUsed = clock.nanoTime();
         private boolean closed;
+        private final java.util.concurrent.CountDownLatch aborted = new java.util.concurrent.CountDownLatch(1);
 
         ChaosContext(DeviceContext inner) {
             this.inner = inner;
@@ -133,6 +141,9 @@ public final class ChaosDevice implements Device {
             if (c.failAt().contains(at) && fireOnce(at)) {
                 throw timeout("injected timeout at position " + run.position() + ", layer " + run.layer());
             }
+            if (c.hangAt().contains(at) && fireOnce("hang " + at)) {
+                hang(run, deadline);
+            }
             if (c.faultProbability() > 0 && draw(c.faultProbability())) {
                 throw timeout("injected random timeout (p=" + c.faultProbability() + ")");
             }
@@ -140,8 +151,24 @@ public final class ChaosDevice implements Device {
             lastUsed = clock.nanoTime();
         }
 
+        /** Stops answering until the context is aborted, or at most until the deadline in real time. */
+        private void hang(KernelRun run, Duration deadline) {
+            hanging.incrementAndGet();
+            try {
+                boolean wasAborted = aborted.await(deadline.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+                throw timeout("the run at position " + run.position() + ", layer " + run.layer() + " hung"
+                        + (wasAborted ? " until its context was aborted" : " past its deadline"));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw timeout("interrupted while hung");
+            } finally {
+                hanging.decrementAndGet();
+            }
+        }
+
         @Override
         public void abort() {
+            aborted.countDown();
             if (config.abortThrows()) {
                 throw new IllegalStateException("abort failed: the device did not acknowledge it");
             }

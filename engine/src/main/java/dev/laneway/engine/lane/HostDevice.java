@@ -16,6 +16,7 @@ public final class HostDevice implements Device {
     public static final String NAME = "cpu";
 
     private final AtomicLong ids = new AtomicLong();
+    private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
 
     @Override
     public String name() {
@@ -33,9 +34,17 @@ public final class HostDevice implements Device {
     }
 
     @Override
+    public int liveContexts() {
+        return live.get();
+    }
+
+    @Override
     public DeviceContext open(Duration timeout) {
         long id = ids.incrementAndGet();
+        live.incrementAndGet();
         return new DeviceContext() {
+            private boolean closed;
+
             @Override
             public long id() {
                 return id;
@@ -53,6 +62,10 @@ public final class HostDevice implements Device {
 
             @Override
             public void close() {
+                if (!closed) {
+                    closed = true;
+                    live.decrementAndGet();
+                }
             }
         };
     }

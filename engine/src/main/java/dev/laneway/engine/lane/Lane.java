@@ -48,6 +48,8 @@ public final class Lane {
     private final LaneTimeouts timeouts;
     private final Clock clock;
     private volatile long lastProgress;
+    private volatile Generation current;
+    private volatile String stalled;
 
     public Lane(Device device, ContextGate gate, PlanForward forward, ForwardState state, Generator generator,
                 FaultLog faults, LaneTimeouts timeouts, Clock clock) {
@@ -65,9 +67,26 @@ public final class Lane {
         return device;
     }
 
-    /** When the lane last made progress (a kernel run ended), on its clock; 0 before the first. */
+    /** When the lane last made progress (a generation began or a kernel run ended), on its clock. */
     public long lastProgress() {
         return lastProgress;
+    }
+
+    /** Whether a generation is running on the lane. */
+    public boolean busy() {
+        return current != null;
+    }
+
+    /**
+     * Fails the running generation, if any, for want of progress: its context is aborted, and the generation ends
+     * with a device fault at its next step. Called by the {@link Watchdog}.
+     */
+    void stall(String reason) {
+        Generation g = current;
+        if (g != null) {
+            stalled = reason;
+            g.abort();
+        }
     }
 
     /**
@@ -94,7 +113,10 @@ public final class Lane {
         gate.acquire(device, timeouts.open());
         Generation g = null;
         try {
+            lastProgress = clock.nanoTime();
+            stalled = null;
             g = open();
+            current = g;
             g.configure();
             Generation current = g;
             T result = work.apply((tokens, offset, n, pos) -> current.forward(tokens, offset, n, pos));
@@ -103,6 +125,7 @@ public final class Lane {
         } catch (DeviceFault fault) {
             throw failed(g, fault);
         } finally {
+            current = null;
             if (g != null) {
                 g.end();
             }
@@ -134,7 +157,7 @@ public final class Lane {
 
     /** One generation's use of a context. */
     private final class Generation {
-        private DeviceContext context;
+        private volatile DeviceContext context;
         private final long opened = clock.nanoTime();
         private long lastRunEnd = opened;
         private KernelRun inFlight;
@@ -166,10 +189,21 @@ public final class Lane {
             inFlightStart = now;
             inFlightIdle = now - lastRunEnd;
             inFlightDeadline = deadline;
-            context.run(run, deadline);
+            try {
+                context.run(run, deadline);
+            } catch (DeviceFault fault) {
+                throw stalled != null ? watchdogFault(fault) : fault;
+            }
+            if (stalled != null) {
+                throw watchdogFault(null);
+            }
             lastRunEnd = clock.nanoTime();
             lastProgress = lastRunEnd;
             inFlight = null;
+        }
+
+        private DeviceFault watchdogFault(DeviceFault cause) {
+            return new DeviceFault(device.name(), DeviceFault.Kind.TIMEOUT, "watchdog: " + stalled, cause);
         }
 
         Diagnostic diagnose(DeviceFault fault) {
@@ -196,11 +230,15 @@ public final class Lane {
 
         /** Abandons the run in flight; a device whose abort throws is noted, never propagated. */
         void abort() {
+            DeviceContext c = context;
+            if (c == null) {
+                return;
+            }
             try {
-                context.abort();
+                c.abort();
             } catch (RuntimeException e) {
                 System.getLogger(Lane.class.getName()).log(System.Logger.Level.WARNING,
-                        "device " + device.name() + ": abort of context " + context.id() + " failed: " + e.getMessage());
+                        "device " + device.name() + ": abort of context " + c.id() + " failed: " + e.getMessage());
             }
         }
 

@@ -22,12 +22,13 @@ import java.util.function.Function;
  * The lanes of one model ({@code --streams N}): N lanes over one copy of the weights, each with its own activations
  * and KV cache. A generation takes a free lane and gives it back when it ends.
  */
-public final class LanePool {
+public final class LanePool implements AutoCloseable {
     private final List<Lane> lanes;
     private final BlockingQueue<Lane> free;
     private final FaultLog faults;
     private final Device device;
     private final Duration waitForLane;
+    private Watchdog watchdog;
 
     private LanePool(List<Lane> lanes, FaultLog faults, Device device, Duration waitForLane) {
         this.lanes = List.copyOf(lanes);
@@ -94,6 +95,22 @@ public final class LanePool {
             return work.apply(lane);
         } finally {
             free.add(lane);
+        }
+    }
+
+    /**
+     * A watchdog over these lanes that fails generations without progress for {@code limit}; started on a timer
+     * when {@code start} is set, else driven by calls to {@link Watchdog#check()}.
+     */
+    public Watchdog watch(Duration limit, Clock clock, boolean start) {
+        watchdog = new Watchdog(lanes, limit, clock);
+        return start ? watchdog.start() : watchdog;
+    }
+
+    @Override
+    public void close() {
+        if (watchdog != null) {
+            watchdog.close();
         }
     }
 

@@ -10,7 +10,10 @@ import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.TokenSink;
 
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -121,6 +124,23 @@ public final class RoutedModel implements ServedModel {
             }
         });
         return new ModelHealth(down.isEmpty(), String.join("; ", down), data);
+    }
+
+    /** Every candidate's latest faults, oldest first (each names its device). */
+    @Override
+    public List<Map<String, Object>> faults() {
+        List<Map<String, Object>> all = new ArrayList<>();
+        byDevice.values().forEach(m -> all.addAll(m.faults()));
+        all.sort(Comparator.comparing(RoutedModel::when));
+        return all;
+    }
+
+    private static Instant when(Map<String, Object> fault) {
+        try {
+            return Instant.parse(String.valueOf(fault.get("at")));
+        } catch (DateTimeParseException e) {
+            return Instant.MIN;
+        }
     }
 
     /** Closes every device's model, then the router (and its scorer). */

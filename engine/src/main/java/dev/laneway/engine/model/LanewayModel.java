@@ -100,6 +100,7 @@ public final class LanewayModel implements ServedModel {
         data.put("streams", Integer.toString(lanes.streams()));
         data.put("busy", Integer.toString(lanes.busy()));
         data.put("faults", Long.toString(lanes.faults().total()));
+        data.put("contexts", Integer.toString(lanes.device().liveContexts()));
         List<Diagnostic> recent = lanes.faults().recent();
         for (int i = 0; i < Math.min(3, recent.size()); i++) {
             data.put("fault." + i, recent.get(recent.size() - 1 - i).line());
@@ -107,6 +108,11 @@ public final class LanewayModel implements ServedModel {
         boolean recovering = lanes.faults().recovering();
         return new ModelHealth(!recovering, recovering ? "device " + lanes.device().name()
                 + " is recovering from a fault; the next successful generation clears it" : "", data);
+    }
+
+    @Override
+    public List<Map<String, Object>> faults() {
+        return lanes.faults().recent().stream().map(Diagnostic::asMap).toList();
     }
 
     @Override

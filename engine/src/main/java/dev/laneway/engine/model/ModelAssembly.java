@@ -23,15 +23,18 @@ import dev.laneway.engine.tokenizer.TextTokenizer;
 import dev.laneway.engine.tokenizer.TokenizerLoader;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ModelInfo;
+import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteOptions;
 import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.device.Device;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -48,64 +51,84 @@ public final class ModelAssembly {
      * checkpoint the model is opened on every candidate device and a {@link LayaRouter} chooses among them per
      * request (see {@link #routed}); without one it is {@link #perOp}.
      */
-    public static ServedModel serve(Path dir, RouteOptions options, String route) throws IOException {
-        return options.laya().isPresent() ? routed(dir, options, route, LayaRouter.SYSTEM_LOG)
-                : perOp(dir, options, route);
+    public static ServedModel serve(Path dir, RouteOptions options, String route, RouteContext context)
+            throws IOException {
+        return options.laya().isPresent() ? routed(dir, options, route, context, LayaRouter.SYSTEM_LOG)
+                : perOp(dir, options, route, context);
+    }
+
+    /** Opens {@code dir} for serving by {@code route} with the per-op forward, without runtime settings. */
+    public static LanewayModel perOp(Path dir, RouteOptions options, String route) throws IOException {
+        return perOp(dir, options, route, noSettings());
     }
 
     /**
-     * Opens {@code dir} with the per-op forward on the one device {@code --device} names.
+     * Opens {@code dir} for serving by {@code route} with the per-op forward on the one device {@code --device}
+     * names. The context's settings give the watchdog's limit ({@link RouteContext#WATCHDOG_SECONDS}, 0 for none) and
+     * the lock file of a device that allows one context at a time ({@link RouteContext#DEVICE_LOCK}).
      *
      * @throws IllegalArgumentException when the options ask for {@code --laya}, which this model alone cannot honour
      *                                  ({@link #serve} does)
      */
-    public static LanewayModel perOp(Path dir, RouteOptions options, String route) throws IOException {
+    public static LanewayModel perOp(Path dir, RouteOptions options, String route, RouteContext context)
+            throws IOException {
         if (options.laya().isPresent()) {
             throw new IllegalArgumentException("--laya " + options.laya().get() + ": a single-device model does not"
                     + " route requests; open it with ModelAssembly.serve");
         }
         Compiled compiled = Compiled.of(dir, options, route);
         try {
-            return compiled.on(DeviceRegistry.discover().open(options.device()), true);
+            return compiled.on(DeviceRegistry.discover().open(options.device()), context, true);
         } catch (RuntimeException e) {
             compiled.close();
             throw e;
         }
     }
 
+    /** As {@link #routed(Path, RouteOptions, String, RouteContext, Consumer)} without runtime settings. */
+    public static RoutedModel routed(Path dir, RouteOptions options, String route, Consumer<String> log)
+            throws IOException {
+        return routed(dir, options, route, noSettings(), log);
+    }
+
     /**
      * Opens {@code dir} with the per-op forward on each candidate device of the {@code --laya} checkpoint (the
      * {@code --device} first, then the policy's other devices; one that fails to open is dropped with a log line),
      * sharing the weights and the tokenizer, behind a {@link LayaRouter}. The checkpoint is read before anything is
-     * opened.
+     * opened. Each device's lanes get the context's watchdog and device lock as {@link #perOp} gives them.
      *
      * @param log receives the router's lines (start-up, dropped devices, decisions)
      * @throws IllegalArgumentException when the options have no {@code --laya}
      */
-    public static RoutedModel routed(Path dir, RouteOptions options, String route, Consumer<String> log)
-            throws IOException {
+    public static RoutedModel routed(Path dir, RouteOptions options, String route, RouteContext context,
+                                     Consumer<String> log) throws IOException {
         Path laya = options.laya().orElseThrow(() -> new IllegalArgumentException("no --laya checkpoint given"));
         LayaCheckpoint checkpoint = LayaCheckpoint.load(laya);
         Classifier classifier = checkpoint.openClassifier();
         Compiled compiled = null;
+        Map<String, ServedModel> byDevice = new LinkedHashMap<>();
         try {
             compiled = Compiled.of(dir, options, route);
             Map<String, Device> devices = CandidateDevices.open(CandidateDevices.wanted(options.device(),
                     checkpoint.policy()), DeviceRegistry.discover(), LaneTimeouts.DEFAULT.open(), log);
-            Map<String, ServedModel> byDevice = new LinkedHashMap<>();
             for (Map.Entry<String, Device> d : devices.entrySet()) {
-                byDevice.put(d.getKey(), compiled.on(d.getValue(), byDevice.isEmpty()));
+                byDevice.put(d.getKey(), compiled.on(d.getValue(), context, byDevice.isEmpty()));
             }
             LayaRouter router = new LayaRouter(checkpoint.dir(), checkpoint.policy(), classifier, compiled.id(),
                     List.copyOf(devices.keySet()), log);
             return new RoutedModel(router, byDevice);
         } catch (IOException | RuntimeException e) {
             classifier.close();
-            if (compiled != null) {
+            if (byDevice.isEmpty() && compiled != null) {
                 compiled.close();
             }
+            byDevice.values().forEach(ServedModel::close);
             throw e;
         }
+    }
+
+    private static RouteContext noSettings() {
+        return new RouteContext(Path.of(System.getProperty("java.io.tmpdir")));
     }
 
     /** A container compiled for serving: everything but the lanes, which are per device. */
@@ -126,20 +149,30 @@ public final class ModelAssembly {
         }
 
         /**
-         * The model with {@code --streams} lanes on a device.
+         * The model with {@code --streams} lanes on a device, watched and gated as the context says.
          *
          * @param owner whether this model releases the shared tokenizer and kernels when closed (exactly one does)
          */
-        LanewayModel on(Device device, boolean owner) {
+        LanewayModel on(Device device, RouteContext context, boolean owner) {
             ModelConfig config = container.config();
             LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
                     dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
-                    ContextGate.open(), Clock.SYSTEM);
+                    gate(device, context), Clock.SYSTEM);
+            long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
+            if (watchdog > 0) {
+                lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);
+            }
             ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route,
                     device.name(), metadata(container, kernels, engine));
-            return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, owner ? this::close : null);
+            return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, () -> {
+                lanes.close();
+                if (owner) {
+                    close();
+                }
+            });
         }
 
+        /** Releases what the devices' models share: the tokenizer and the kernels. */
         void close() {
             tokenizer.close();
             if (kernels instanceof AutoCloseable c) {
@@ -151,6 +184,13 @@ public final class ModelAssembly {
                 }
             }
         }
+    }
+
+    /** Shares a device's contexts; one that allows a single context is also locked across processes. */
+    static ContextGate gate(Device device, RouteContext context) {
+        Path lock = context.setting(RouteContext.DEVICE_LOCK).map(Path::of).orElseGet(() ->
+                Path.of(System.getProperty("java.io.tmpdir"), "laneway-" + device.kind() + ".lock"));
+        return new ContextGate(device.maxContexts(), Optional.of(lock));
     }
 
     private static int[] endOfText(TextTokenizer tokenizer, ModelConfig config) {

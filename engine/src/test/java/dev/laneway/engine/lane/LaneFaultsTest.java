@@ -181,4 +181,53 @@ class LaneFaultsTest {
         assertEquals(0, device.liveContexts());
         assertEquals(30, device.openedContexts());
     }
+
+    /**
+     * Field failure: a device that stops answering without an error would hang its request forever; the watchdog
+     * fails the generation and drops its context, and the next generation runs.
+     */
+    @Test
+    void theWatchdogFailsAGenerationThatStopsMakingProgress() throws Exception {
+        List<Integer> expected = faultFree();
+        ChaosDevice device = chaos(ChaosConfig.none().withHangAt(6, 2));
+        LanePool pool = pool(device, 1);
+        Watchdog watchdog = pool.watch(Duration.ofSeconds(30), clock, false);
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<List<Integer>> stuck = thread.submit(() -> generate(pool));
+            while (device.hanging() == 0) {
+                Thread.onSpinWait();
+            }
+            assertEquals(0, watchdog.check(), "not stalled long enough yet");
+            clock.advance(Duration.ofSeconds(31));
+            assertEquals(1, watchdog.check());
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> stuck.get(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof DeviceFaultException, e.getCause().toString());
+            assertTrue(e.getCause().getMessage().contains("watchdog: no progress"), e.getCause().getMessage());
+            Diagnostic d = pool.faults().recent().get(0);
+            assertEquals(2, d.layer());
+            assertEquals(6, d.position());
+        } finally {
+            thread.shutdownNow();
+        }
+        assertEquals(0, device.liveContexts());
+        assertEquals(expected, generate(pool));
+    }
+
+    /** A device that allows one context at a time is shared by lanes, and by processes through a lock file. */
+    @Test
+    void anExclusiveDeviceIsSharedThroughItsLockWithBoundedWaits(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) {
+        ChaosDevice device = chaos(ChaosConfig.none().withExclusive(true));
+        assertEquals(1, device.maxContexts());
+        java.nio.file.Path lock = tmp.resolve("npu.lock");
+        ContextGate mine = new ContextGate(1, java.util.Optional.of(lock));
+        ContextGate otherProcess = new ContextGate(1, java.util.Optional.of(lock));
+        mine.acquire(device, Duration.ofSeconds(1));
+        DeviceFault busy = assertThrows(DeviceFault.class, () -> otherProcess.acquire(device, Duration.ofMillis(200)));
+        assertTrue(busy.getMessage().contains("npu.lock"), busy.getMessage());
+        mine.release(device);
+        otherProcess.acquire(device, Duration.ofSeconds(1));
+        otherProcess.release(device);
+    }
 }

@@ -7,6 +7,7 @@ import dev.laneway.engine.testing.Checkpoints;
 import dev.laneway.engine.testing.Packed;
 import dev.laneway.engine.testing.UnpluggedDevices;
 import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteDecision;
 import dev.laneway.spi.RouteOptions;
 import dev.laneway.spi.RoutingInput;
@@ -165,12 +166,13 @@ class RoutedModelTest {
         Path checkpoint = Checkpoints.heuristic(dir.resolve("laya"),
                 Checkpoints.policy(0.16, "cpu", "cpu", "cpu", "cpu", "cpu"));
         RouteOptions options = RouteOptions.defaults().withOpt("kernels", "java").withLaya(checkpoint);
-        try (ServedModel model = ModelAssembly.serve(Packed.stories260k("f32"), options, "generic")) {
+        try (ServedModel model = ModelAssembly.serve(Packed.stories260k("f32"), options, "generic",
+                new RouteContext(dir))) {
             assertInstanceOf(RoutedModel.class, model);
             assertEquals("code 0.24 cpu", model.route(RoutingInput.prompt(CODE)).orElseThrow().describe());
         }
         try (ServedModel plain = ModelAssembly.serve(Packed.stories260k("f32"),
-                RouteOptions.defaults().withOpt("kernels", "java"), "generic")) {
+                RouteOptions.defaults().withOpt("kernels", "java"), "generic", new RouteContext(dir))) {
             assertTrue(plain.route(RoutingInput.prompt(CODE)).isEmpty(), "no --laya: no routing");
         }
     }

@@ -67,7 +67,7 @@ public final class GenericRoute implements Route {
     @Override
     public ServedModel open(Path dir, RouteOptions options, RouteContext context) throws RouteException {
         try {
-            return ModelAssembly.serve(dir, options, name());
+            return ModelAssembly.serve(dir, options, name(), context);
         } catch (IOException | PlanException | IllegalArgumentException e) {
             throw new RouteException("cannot open " + dir + ": " + e.getMessage(), e);
         }

@@ -50,6 +50,23 @@ public interface LanewayConfig {
     /** Requests that wait for a free stream. */
     Queue queue();
 
+    /** Bounds on stalled generations. */
+    Watchdog watchdog();
+
+    /**
+     * The lock file through which processes share a device that allows one context at a time; a file in the
+     * temporary directory named after the device kind when unset.
+     */
+    @WithName("device-lock")
+    Optional<String> deviceLock();
+
+    /** Watchdog settings. */
+    interface Watchdog {
+        /** Seconds a generation may go without progress before it is failed and its context dropped; 0 disables. */
+        @WithDefault("60")
+        int seconds();
+    }
+
     /** Route plugin settings. */
     interface Routes {
         /** The directory of route plugin jars. */

@@ -1,11 +1,15 @@
 package dev.laneway.runtime.serve;
 
+import dev.laneway.spi.ModelHealth;
+import dev.laneway.spi.ServedModel;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
+
+import java.util.Optional;
 
 /** Ready when the model is loaded and able to serve; the data name the model, its route and device. */
 @Readiness
@@ -19,11 +23,13 @@ public class ModelReadinessCheck implements HealthCheck {
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder builder = HealthCheckResponse.named("model");
         models.readinessData().forEach(builder::withData);
-        boolean up = models.state() == ModelService.State.READY
-                && models.model().map(m -> m.health().up()).orElse(false);
+        Optional<ModelHealth> health = models.model().map(ServedModel::health);
+        health.ifPresent(h -> h.data().forEach(builder::withData));
+        boolean up = models.state() == ModelService.State.READY && health.map(ModelHealth::up).orElse(false);
         if (!up && !models.failure().isEmpty()) {
             builder.withData("error", models.failure());
         }
+        health.filter(h -> !h.up()).ifPresent(h -> builder.withData("reason", h.reason()));
         return builder.status(up).build();
     }
 }

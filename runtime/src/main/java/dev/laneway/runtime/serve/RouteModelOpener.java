@@ -17,6 +17,8 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 
 /** Opens {@code laneway.model} through the route that claims it, packing a GGUF file into the cache first. */
 @ApplicationScoped
@@ -42,6 +44,9 @@ public class RouteModelOpener implements ModelOpener {
         }
         Route route = report.serving().orElseThrow();
         LOG.infof("route '%s' serves %s", route.name(), dir);
-        return route.open(dir, options, new RouteContext(RouteSetup.cacheDir()));
+        Map<String, String> settings = new HashMap<>();
+        settings.put(RouteContext.WATCHDOG_SECONDS, Integer.toString(config.watchdog().seconds()));
+        config.deviceLock().ifPresent(lock -> settings.put(RouteContext.DEVICE_LOCK, lock));
+        return route.open(dir, options, new RouteContext(RouteSetup.cacheDir(), settings));
     }
 }

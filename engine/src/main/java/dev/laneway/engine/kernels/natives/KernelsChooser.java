@@ -4,6 +4,7 @@ import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.Kernels;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Chooses the kernels once, when a model is opened: what was asked for explicitly, else the native kernels on the
@@ -11,9 +12,10 @@ import java.util.Optional;
  */
 public final class KernelsChooser {
     private static final System.Logger LOG = System.getLogger(KernelsChooser.class.getName());
+    private static final AtomicBoolean FALLBACK_REPORTED = new AtomicBoolean();
 
-    /** The system property (and, as {@code LANEWAY_KERNELS}, environment variable) read when nothing is explicit. */
-    public static final String PROPERTY = "laneway.kernels";
+    /** The system property (and, as {@code LANEWAY_KERNEL_IMPL}, environment variable) read when nothing is explicit. */
+    public static final String PROPERTY = "laneway.kernel-impl";
 
     private KernelsChooser() {
     }
@@ -32,12 +34,21 @@ public final class KernelsChooser {
      * @param threads  threads for the native kernels' pool, the calling thread included
      */
     public static Kernels choose(Optional<String> explicit, int threads) {
+        return choose(explicit, threads, NativeKernels.loadProblem());
+    }
+
+    /** {@link #choose(Optional, int)} with the native library's load problem given (tests pass one). */
+    static Kernels choose(Optional<String> explicit, int threads, Optional<String> loadProblem) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be positive, got " + threads);
+        }
         Optional<String> asked = explicit.or(KernelsChooser::configured).map(s -> s.trim().toLowerCase(Locale.ROOT));
         if (asked.isEmpty()) {
-            Optional<String> problem = NativeKernels.loadProblem();
-            if (problem.isPresent()) {
-                LOG.log(System.Logger.Level.WARNING, "native kernels unavailable ({0}); running on the Java kernels",
-                        problem.get());
+            if (loadProblem.isPresent()) {
+                if (FALLBACK_REPORTED.compareAndSet(false, true)) {
+                    LOG.log(System.Logger.Level.WARNING, "native kernels unavailable ({0}); running on the Java "
+                            + "kernels", loadProblem.get());
+                }
                 return new JavaKernels();
             }
             return announce(NativeKernels.create(threads));
@@ -48,22 +59,20 @@ public final class KernelsChooser {
             return new JavaKernels();
         }
         String path = name.startsWith("native-") ? name.substring("native-".length()) : name;
-        NativeKernels.loadProblem().ifPresent(problem -> {
+        Optional<Isa> isa = path.equals("native") ? Optional.empty() : Optional.of(Isa.parse(path).orElseThrow(
+                () -> new IllegalArgumentException("unknown kernels '" + name + "' (known: java, native, "
+                        + "native-scalar, native-avx2, native-avx512)")));
+        loadProblem.ifPresent(problem -> {
             throw new IllegalArgumentException("kernels '" + name + "' asked for, but the native library cannot load: "
                     + problem);
         });
-        if (path.equals("native")) {
-            return announce(NativeKernels.create(threads));
-        }
-        Isa isa = Isa.parse(path).orElseThrow(() -> new IllegalArgumentException("unknown kernels '" + name
-                + "' (known: java, native, native-scalar, native-avx2, native-avx512)"));
-        return announce(NativeKernels.create(isa, threads));
+        return announce(isa.isPresent() ? NativeKernels.create(isa.get(), threads) : NativeKernels.create(threads));
     }
 
     private static Optional<String> configured() {
         String p = System.getProperty(PROPERTY);
         if (p == null || p.isBlank()) {
-            p = System.getenv("LANEWAY_KERNELS");
+            p = System.getenv("LANEWAY_KERNEL_IMPL");
         }
         return p == null || p.isBlank() ? Optional.empty() : Optional.of(p);
     }

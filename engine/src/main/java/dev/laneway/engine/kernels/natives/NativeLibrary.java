@@ -26,9 +26,25 @@ final class NativeLibrary {
 
     static native void destroyPool(long pool);
 
+    /** {@code stage}: copy quantized weights through L1, for weights that stream from memory. */
     @CriticalRegion
-    static native void matmul(long pool, int isa, int layout, ByteBuffer w, int rows, int cols, float[] x, float[] out,
-            int batch);
+    static native void matmul(long pool, int isa, int layout, ByteBuffer w, int rows, int cols,
+            @Cast("bool") boolean compact, @Cast("bool") boolean stage, float[] x, float[] out, int batch);
+
+    /** The same product on a compact copy made by {@link #repackCompact}. */
+    @CriticalRegion
+    static native void matmulCompact(long pool, int isa, int layout, long w, int rows, int cols,
+            @Cast("bool") boolean stage, float[] x, float[] out, int batch);
+
+    /** Bytes of the last-level cache, 0 if unknown. */
+    static native long lastLevelCacheBytes();
+
+    static native long compactBytes(int layout, int rows, int cols);
+
+    /** A compact copy of a Q8 or q4_1 tiled matrix in native memory: its address, or 0 if out of memory. */
+    static native long repackCompact(int layout, ByteBuffer tiles, int rows, int cols);
+
+    static native void freeCompact(long address);
 
     @CriticalRegion
     static native void row(int layout, ByteBuffer w, int cols, int row, float[] out, int offset);

@@ -13,9 +13,10 @@ import org.openjdk.jmh.runner.options.TimeValue;
 /**
  * Runs the kernel benchmarks and prints the median over measurement iterations as GB/s (weights read per second, and
  * the streaming read ceiling), GFLOP/s (batched products) or µs per call. Arguments: an optional regular expression
- * choosing benchmarks. Run from the repository root after {@code ./mvnw -pl engine -am test-compile}:
+ * choosing benchmarks. Run from the repository root:
  * <pre>
- * ./mvnw -q -pl engine dependency:build-classpath -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test
+ * ./mvnw -B -q -pl engine -am test-compile dependency:build-classpath \
+ *     -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test
  * java -cp engine/target/test-classes:engine/target/classes:$(cat engine/target/bench.classpath) \
  *     dev.laneway.engine.kernels.natives.BenchmarkReport [regex]
  * </pre>
@@ -35,7 +36,7 @@ public final class BenchmarkReport {
                 .jvmArgsAppend("-Xmx4g");
         Collection<RunResult> results = new Runner(options.build()).run();
         System.out.println();
-        System.out.println("median of 7 iterations (µs per call), and what it means:");
+        System.out.println("median of 7 iterations (µs per call) and what it means; then the best iteration:");
         for (RunResult r : results) {
             String name = r.getParams().getBenchmark().replaceAll(".*\\.(\\w+\\.\\w+)$", "$1");
             Map<String, String> params = new java.util.TreeMap<>();
@@ -46,8 +47,8 @@ public final class BenchmarkReport {
                     .flatMap(b -> b.getIterationResults().stream())
                     .mapToDouble(i -> i.getPrimaryResult().getScore()).sorted().toArray();
             double micros = scores[scores.length / 2];
-            System.out.printf("%-32s %-48s %10.1f µs  %s (iterations %.1f..%.1f)%n", name, params, micros,
-                    meaning(name, params, micros), scores[0], scores[scores.length - 1]);
+            System.out.printf("%-32s %-48s %10.1f µs  %-16s best %.1f µs  %s%n", name, params, micros,
+                    meaning(name, params, micros), scores[0], meaning(name, params, scores[0]));
         }
     }
 

@@ -17,7 +17,9 @@ final class RandomMatrices {
     }
 
     static Matrix create(Layout layout, int rows, int cols, Random random) {
-        ByteBuffer data = ByteBuffer.allocateDirect(Math.toIntExact(layout.bytes(rows, cols)))
+        // 64-byte aligned, as tensors are in a container (and memory-mapped files are page-aligned).
+        int size = Math.toIntExact(layout.bytes(rows, cols));
+        ByteBuffer data = ByteBuffer.allocateDirect(size + 128).alignedSlice(64).slice(0, size)
                 .order(ByteOrder.LITTLE_ENDIAN);
         switch (layout) {
             case F32 -> {

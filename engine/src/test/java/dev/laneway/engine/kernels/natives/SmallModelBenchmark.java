@@ -32,7 +32,7 @@ public class SmallModelBenchmark {
     private static final int HEADS = 6;
     private static final int POSITION = 128;
 
-    @Param({"TILES_Q8"})
+    @Param({"TILES_Q8", "TILES_Q4_1"})
     public String layout;
 
     @Param({"2"})
@@ -88,6 +88,12 @@ public class SmallModelBenchmark {
             cache.layer(i).store(kv, kv, POSITION, 0);
         }
         kernels = NativeKernels.create(threads);
+        for (Matrix[] layer : layers) {
+            for (Matrix w : layer) {
+                kernels.prepare(w);  // as a loader does: compact copies of the padded matrices, made before the first token
+            }
+        }
+        kernels.prepare(classifier);
     }
 
     @TearDown(Level.Trial)

@@ -26,7 +26,7 @@ public class StreamReadBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        data = ByteBuffer.allocateDirect((int) MatvecBenchmark.WORKING_SET);
+        data = ByteBuffer.allocateDirect((int) MatvecBenchmark.WORKING_SET + 64).alignedSlice(64);
         for (int i = 0; i < data.capacity(); i += 4096) {
             data.put(i, (byte) i);  // touch every page
         }

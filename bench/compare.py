@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Laneway against llama.cpp on the same GGUF files, side by side.
+
+For each model file, Laneway serves the container packed at equal bits per weight (Q8_0 -> q8, Q4_0 and Q4_1 ->
+q4_1, F32 -> f32), and the two engines run alternately, ROUNDS times each. Each round is a median of REPS
+repetitions inside the engine (llama-bench -r, laneway bench -r). The table gives the median over rounds, the
+ratio Laneway / llama.cpp, and each engine's peak RSS.
+
+  pp: prompt processing of P tokens (llama-bench -p P -n 0; laneway bench -p P).
+  tg: generation of N tokens after a P-token prompt (llama-bench -p 0 -n N -d P; laneway bench -p P -n N).
+
+usage: bench/compare.py [--rounds 3] [--reps 5] [-p 128] [-n 64] [--threads 2] [--laneway-opt K=V]... MODEL.gguf...
+The llama.cpp binaries come from $LLAMA_CPP_BIN, else from the peer build script beside the checkout.
+Output format (stable, one row per model and test):
+  | model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUANT_OF_FILE_TYPE = {0: "f32", 1: "bf16", 2: "q4_1", 3: "q4_1", 7: "q8"}
+FILE_TYPE_NAME = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0"}
+
+
+def run_measured(cmd):
+    """Runs a command under wait4 so its own peak RSS is known."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), err.decode(errors="replace")[-2000:]))
+    return out.decode(), usage.ru_maxrss / 1024.0
+
+
+def llama_bin():
+    if os.environ.get("LLAMA_CPP_BIN"):
+        return os.environ["LLAMA_CPP_BIN"]
+    script = os.path.join(os.path.dirname(HOME), "shared", "peer", "build-native.sh")
+    return subprocess.check_output([script], text=True).strip().splitlines()[-1]
+
+
+def file_type(gguf):
+    out, _ = run_measured([os.path.join(HOME, "laneway"), "inspect", gguf])
+    for line in out.splitlines():
+        if line.strip().startswith("general.file_type = "):
+            return int(line.split("=")[1])
+    return 0
+
+
+def pack(gguf, quant, cache):
+    target = os.path.join(cache, "%s-%s" % (os.path.basename(gguf).rsplit(".", 1)[0], quant))
+    if not os.path.isdir(target):
+        run_measured([os.path.join(HOME, "laneway"), "pack", gguf, "-o", target, "--quant", quant])
+    return target
+
+
+def laneway_round(container, args):
+    cmd = [os.path.join(HOME, "laneway"), "bench", "-m", container, "-p", str(args.p), "-n", str(args.n),
+           "-r", str(args.reps), "--json", "--opt", "threads=%d" % args.threads]
+    for opt in args.laneway_opt:
+        cmd += ["--opt", opt]
+    out, rss = run_measured(cmd)
+    result = json.loads(out.strip().splitlines()[-1])
+    return result["pp_tok_s"], result["tg_tok_s"], rss
+
+
+def llama_round(binary, gguf, args):
+    bench = os.path.join(binary, "llama-bench")
+    common = ["-m", gguf, "-t", str(args.threads), "-r", str(args.reps), "-o", "json"]
+    pp_out, rss_pp = run_measured([bench] + common + ["-p", str(args.p), "-n", "0"])
+    tg_out, rss_tg = run_measured([bench] + common + ["-p", "0", "-n", str(args.n), "-d", str(args.p)])
+    pp = json.loads(pp_out)[0]["avg_ts"]
+    tg = json.loads(tg_out)[0]["avg_ts"]
+    return pp, tg, max(rss_pp, rss_tg)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="+")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("-p", type=int, default=128)
+    parser.add_argument("-n", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--laneway-opt", action="append", default=[])
+    parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "laneway-compare"))
+    args = parser.parse_args()
+    binary = llama_bin()
+    os.makedirs(args.cache, exist_ok=True)
+    print("| model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for gguf in args.models:
+        ftype = file_type(gguf)
+        quant = QUANT_OF_FILE_TYPE.get(ftype, "q8")
+        container = pack(gguf, quant, args.cache)
+        lw, lc = [], []
+        for _ in range(args.rounds):
+            lw.append(laneway_round(container, args))
+            lc.append(llama_round(binary, gguf, args))
+        name = os.path.basename(gguf)
+        source = FILE_TYPE_NAME.get(ftype, str(ftype))
+        for i, test in enumerate(["pp%d" % args.p, "tg%d@d%d" % (args.n, args.p)]):
+            ours = statistics.median(r[i] for r in lw)
+            theirs = statistics.median(r[i] for r in lc)
+            print("| %s | %s->%s | %s | %.2f | %.2f | %.3f | %.0f | %.0f |" % (
+                name, source, quant, test, ours, theirs, ours / theirs,
+                max(r[2] for r in lw), max(r[2] for r in lc)))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
