@@ -16,36 +16,7 @@ import java.util.Map;
  * The per-op forward: executes a {@link Plan} with a set of {@link Kernels}. The plan is compiled once into steps
  * that hold their weights and buffers resolved, so a forward call does no lookups and allocates nothing.
  */
-public final class PlanForward {
-
-    /** One compiled op: runs on {@code batch} tokens at positions {@code startPos ..}. */
-    @FunctionalInterface
-    public interface Step {
-        void run(ForwardState state, int batch, int startPos);
-    }
-
-    /**
-     * Runs each step of a forward call; a device lane runs them as kernel runs on its context, with deadlines.
-     */
-    @FunctionalInterface
-    public interface StepRunner {
-        /** Runs {@code step} on {@code batch} tokens at {@code startPos}; {@code info} says what it is. */
-        void run(StepInfo info, Step step, ForwardState state, int batch, int startPos);
-
-        /** Runs every step directly on the calling thread. */
-        StepRunner DIRECT = (info, step, state, batch, startPos) -> step.run(state, batch, startPos);
-    }
-
-    /**
-     * What a step is, for diagnostics.
-     *
-     * @param kernel  the op's name
-     * @param layer   its layer, or -1 outside the layers
-     * @param tensor  the tensor it reads, or empty
-     * @param buffers the state buffers it reads and writes, by name
-     */
-    public record StepInfo(String kernel, int layer, String tensor, List<String> buffers) {
-    }
+public final class PlanForward implements LaneForward {
 
     private final Dims dims;
     private final Kernels kernels;
@@ -75,6 +46,7 @@ public final class PlanForward {
         return new Compiler(plan, dims, weights, kernels).compile();
     }
 
+    @Override
     public Dims dims() {
         return dims;
     }
@@ -89,6 +61,7 @@ public final class PlanForward {
     }
 
     /** Fresh activations and KV cache of the given precision for one stream. */
+    @Override
     public ForwardState newState(int maxBatch, dev.laneway.engine.kernels.KvCache.Precision kv) {
         return new ForwardState(bufferDims, dims, maxBatch, kv);
     }
@@ -102,6 +75,7 @@ public final class PlanForward {
     }
 
     /** {@link #forward(ForwardState, int[], int, int, int)} with each step run through {@code runner}. */
+    @Override
     public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
         if (n < 1 || n > state.maxBatch) {
             throw new IllegalArgumentException("batch of " + n + " tokens, expected 1 to " + state.maxBatch);
@@ -118,6 +92,7 @@ public final class PlanForward {
     }
 
     /** A state buffer by name, for diagnostics; null when the plan has no such buffer. */
+    @Override
     public float[] buffer(ForwardState state, String name) {
         int i = bufferNames.indexOf(name);
         return i < 0 ? null : state.buffers[i];

@@ -1,7 +1,8 @@
 package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.ForwardState;
-import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.forward.LaneForward;
+import dev.laneway.engine.forward.StepInfo;
 import dev.laneway.engine.generate.Generator;
 import dev.laneway.engine.generate.TokenForward;
 import dev.laneway.spi.DeviceFaultException;
@@ -41,7 +42,7 @@ public final class Lane {
 
     private final Device device;
     private final ContextGate gate;
-    private final PlanForward forward;
+    private final LaneForward forward;
     private final ForwardState state;
     private final Generator generator;
     private final FaultLog faults;
@@ -51,7 +52,7 @@ public final class Lane {
     private volatile Generation current;
     private volatile String stalled;
 
-    public Lane(Device device, ContextGate gate, PlanForward forward, ForwardState state, Generator generator,
+    public Lane(Device device, ContextGate gate, LaneForward forward, ForwardState state, Generator generator,
                 FaultLog faults, LaneTimeouts timeouts, Clock clock) {
         this.device = device;
         this.gate = gate;
@@ -161,7 +162,7 @@ public final class Lane {
         private final long opened = clock.nanoTime();
         private long lastRunEnd = opened;
         private KernelRun inFlight;
-        private PlanForward.StepInfo inFlightStep;
+        private StepInfo inFlightStep;
         private long inFlightStart;
         private long inFlightIdle;
         private Duration inFlightDeadline = Duration.ZERO;
@@ -182,7 +183,7 @@ public final class Lane {
                             timeouts.run(), info));
         }
 
-        void run(KernelRun run, Duration deadline, PlanForward.StepInfo info) {
+        void run(KernelRun run, Duration deadline, StepInfo info) {
             long now = clock.nanoTime();
             inFlight = run;
             inFlightStep = info;

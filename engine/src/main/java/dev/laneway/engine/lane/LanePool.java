@@ -1,6 +1,6 @@
 package dev.laneway.engine.lane;
 
-import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.generate.Generator;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
@@ -43,13 +43,13 @@ public final class LanePool implements AutoCloseable {
      *
      * @param maxBatch the most prompt tokens per forward call
      */
-    public static LanePool create(int streams, Device device, PlanForward forward, int maxBatch, int[] endOfText,
+    public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch, int[] endOfText,
                                   LaneTimeouts timeouts, ContextGate gate, Clock clock) {
         return create(streams, device, forward, maxBatch, KvCache.Precision.F16, endOfText, timeouts, gate, clock);
     }
 
     /** As above, with the KV cache in the given precision. */
-    public static LanePool create(int streams, Device device, PlanForward forward, int maxBatch,
+    public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
                                   KvCache.Precision kv, int[] endOfText, LaneTimeouts timeouts, ContextGate gate,
                                   Clock clock) {
         FaultLog faults = new FaultLog(32);
