@@ -14,6 +14,11 @@ import dev.laneway.engine.lane.ContextGate;
 import dev.laneway.engine.lane.DeviceRegistry;
 import dev.laneway.engine.lane.LanePool;
 import dev.laneway.engine.lane.LaneTimeouts;
+import dev.laneway.engine.laya.CandidateDevices;
+import dev.laneway.engine.laya.Classifier;
+import dev.laneway.engine.laya.LayaCheckpoint;
+import dev.laneway.engine.laya.LayaRouter;
+import dev.laneway.engine.laya.RoutedModel;
 import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.engine.tokenizer.ChatTemplateException;
 import dev.laneway.engine.tokenizer.TextTokenizer;
@@ -22,77 +27,192 @@ import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.device.Device;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.Optional;
-import java.util.function.UnaryOperator;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
  * Puts a served model together from a container: tokenizer, chat template, the compiled per-op forward on the
- * chosen kernels, and {@code --streams} lanes on the chosen device.
+ * chosen kernels, and {@code --streams} lanes on the chosen device, or on each candidate device of a {@code --laya}
+ * router.
  */
 public final class ModelAssembly {
     private ModelAssembly() {
     }
 
-    /** Opens {@code dir} for serving by {@code route} with the per-op forward, without runtime settings. */
-    public static LanewayModel perOp(Path dir, RouteOptions options, String route) throws IOException {
-        return perOp(dir, options, route, new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
+    /**
+     * Opens {@code dir} for serving by {@code route} with the per-op forward, honouring {@code --laya}: with a router
+     * checkpoint the model is opened on every candidate device and a {@link LayaRouter} chooses among them per
+     * request (see {@link #routed}); without one it is {@link #perOp}.
+     */
+    public static ServedModel serve(Path dir, RouteOptions options, String route, RouteContext context)
+            throws IOException {
+        return serve(dir, options, route, context, UnaryOperator.identity());
     }
 
     /**
-     * Opens {@code dir} for serving by {@code route} with the per-op forward. The context's settings give the
-     * watchdog's limit ({@link RouteContext#WATCHDOG_SECONDS}, 0 for none) and the lock file of a device that allows
-     * one context at a time ({@link RouteContext#DEVICE_LOCK}).
+     * As {@link #serve(Path, RouteOptions, String, RouteContext)} for a lane route: the forward is submitted to the
+     * device as one run per token, all layers and then the output head ({@link OneSubmissionForward}).
+     */
+    public static ServedModel oneSubmissionPerToken(Path dir, RouteOptions options, String route,
+                                                    RouteContext context) throws IOException {
+        return serve(dir, options, route, context, OneSubmissionForward::new);
+    }
+
+    private static ServedModel serve(Path dir, RouteOptions options, String route, RouteContext context,
+                                     UnaryOperator<LaneForward> submission) throws IOException {
+        return options.laya().isPresent() ? routed(dir, options, route, context, LayaRouter.SYSTEM_LOG, submission)
+                : single(dir, options, route, context, submission);
+    }
+
+    /** Opens {@code dir} for serving by {@code route} with the per-op forward, without runtime settings. */
+    public static LanewayModel perOp(Path dir, RouteOptions options, String route) throws IOException {
+        return perOp(dir, options, route, noSettings());
+    }
+
+    /**
+     * Opens {@code dir} for serving by {@code route} with the per-op forward on the one device {@code --device}
+     * names. The context's settings give the watchdog's limit ({@link RouteContext#WATCHDOG_SECONDS}, 0 for none) and
+     * the lock file of a device that allows one context at a time ({@link RouteContext#DEVICE_LOCK}).
+     *
+     * @throws IllegalArgumentException when the options ask for {@code --laya}, which this model alone cannot honour
+     *                                  ({@link #serve} does)
      */
     public static LanewayModel perOp(Path dir, RouteOptions options, String route, RouteContext context)
             throws IOException {
-        return assemble(dir, options, route, context, UnaryOperator.identity());
+        if (options.laya().isPresent()) {
+            throw new IllegalArgumentException("--laya " + options.laya().get() + ": a single-device model does not"
+                    + " route requests; open it with ModelAssembly.serve");
+        }
+        return single(dir, options, route, context, UnaryOperator.identity());
+    }
+
+    private static LanewayModel single(Path dir, RouteOptions options, String route, RouteContext context,
+                                       UnaryOperator<LaneForward> submission) throws IOException {
+        Compiled compiled = Compiled.of(dir, options, route, submission);
+        try {
+            return compiled.on(DeviceRegistry.discover().open(options.device()), context, true);
+        } catch (RuntimeException e) {
+            compiled.close();
+            throw e;
+        }
+    }
+
+    /** As {@link #routed(Path, RouteOptions, String, RouteContext, Consumer)} without runtime settings. */
+    public static RoutedModel routed(Path dir, RouteOptions options, String route, Consumer<String> log)
+            throws IOException {
+        return routed(dir, options, route, noSettings(), log);
     }
 
     /**
-     * Opens {@code dir} for a lane route: the forward is submitted to the device as one run per token, all layers
-     * and then the output head ({@link OneSubmissionForward}).
+     * Opens {@code dir} with the per-op forward on each candidate device of the {@code --laya} checkpoint (the
+     * {@code --device} first, then the policy's other devices; one that fails to open is dropped with a log line),
+     * sharing the weights and the tokenizer, behind a {@link LayaRouter}. The checkpoint is read before anything is
+     * opened. Each device's lanes get the context's watchdog and device lock as {@link #perOp} gives them.
+     *
+     * @param log receives the router's lines (start-up, dropped devices, decisions)
+     * @throws IllegalArgumentException when the options have no {@code --laya}
      */
-    public static LanewayModel oneSubmissionPerToken(Path dir, RouteOptions options, String route,
-                                                     RouteContext context) throws IOException {
-        return assemble(dir, options, route, context, OneSubmissionForward::new);
+    public static RoutedModel routed(Path dir, RouteOptions options, String route, RouteContext context,
+                                     Consumer<String> log) throws IOException {
+        return routed(dir, options, route, context, log, UnaryOperator.identity());
     }
 
-    private static LanewayModel assemble(Path dir, RouteOptions options, String route, RouteContext context,
-                                         UnaryOperator<LaneForward> submission) throws IOException {
-        Container container = Container.open(dir);
-        EngineOptions engine = EngineOptions.of(options);
-        ModelConfig config = container.config();
-        Dims dims = container.dims(engine.contextFor(config.maxPositionEmbeddings()));
-        Kernels kernels = KernelsChooser.choose(engine.kernels(),
-                engine.threads().orElse(KernelsChooser.defaultThreads()));
-        PlanForward forward = PlanForward.compile(container.plan(), dims, new ContainerWeights(container.weights()),
-                kernels);
-        TextTokenizer tokenizer = TokenizerLoader.load(dir);
-        Device device = DeviceRegistry.discover().open(options.device());
-        LanePool lanes = LanePool.create(options.streams(), device, submission.apply(forward), Math.min(engine.batch(),
-                dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
-                gate(device, context), Clock.SYSTEM);
-        long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
-        if (watchdog > 0) {
-            lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);
+    private static RoutedModel routed(Path dir, RouteOptions options, String route, RouteContext context,
+                                      Consumer<String> log, UnaryOperator<LaneForward> submission) throws IOException {
+        Path laya = options.laya().orElseThrow(() -> new IllegalArgumentException("no --laya checkpoint given"));
+        LayaCheckpoint checkpoint = LayaCheckpoint.load(laya);
+        Classifier classifier = checkpoint.openClassifier();
+        Compiled compiled = null;
+        Map<String, ServedModel> byDevice = new LinkedHashMap<>();
+        try {
+            compiled = Compiled.of(dir, options, route, submission);
+            Map<String, Device> devices = CandidateDevices.open(CandidateDevices.wanted(options.device(),
+                    checkpoint.policy()), DeviceRegistry.discover(), LaneTimeouts.DEFAULT.open(), log);
+            for (Map.Entry<String, Device> d : devices.entrySet()) {
+                byDevice.put(d.getKey(), compiled.on(d.getValue(), context, byDevice.isEmpty()));
+            }
+            LayaRouter router = new LayaRouter(checkpoint.dir(), checkpoint.policy(), classifier, compiled.id(),
+                    List.copyOf(devices.keySet()), log);
+            return new RoutedModel(router, byDevice);
+        } catch (IOException | RuntimeException e) {
+            classifier.close();
+            if (byDevice.isEmpty() && compiled != null) {
+                compiled.close();
+            }
+            byDevice.values().forEach(ServedModel::close);
+            throw e;
         }
-        String id = options.alias().orElse(dir.getFileName().toString());
-        ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route, device.name(),
-                metadata(container, kernels, engine));
-        return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, () -> {
-            lanes.close();
+    }
+
+    private static RouteContext noSettings() {
+        return new RouteContext(Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /** A container compiled for serving: everything but the lanes, which are per device. */
+    private record Compiled(String id, String route, Container container, EngineOptions engine, Dims dims,
+                            Kernels kernels, LaneForward forward, TextTokenizer tokenizer, RouteOptions options) {
+
+        static Compiled of(Path dir, RouteOptions options, String route, UnaryOperator<LaneForward> submission)
+                throws IOException {
+            Container container = Container.open(dir);
+            EngineOptions engine = EngineOptions.of(options);
+            Dims dims = container.dims(engine.contextFor(container.config().maxPositionEmbeddings()));
+            Kernels kernels = KernelsChooser.choose(engine.kernels(),
+                    engine.threads().orElse(KernelsChooser.defaultThreads()));
+            PlanForward forward = PlanForward.compile(container.plan(), dims,
+                    new ContainerWeights(container.weights()), kernels);
+            TextTokenizer tokenizer = TokenizerLoader.load(dir);
+            String id = options.alias().orElse(dir.getFileName().toString());
+            return new Compiled(id, route, container, engine, dims, kernels, submission.apply(forward), tokenizer,
+                    options);
+        }
+
+        /**
+         * The model with {@code --streams} lanes on a device, watched and gated as the context says.
+         *
+         * @param owner whether this model releases the shared tokenizer and kernels when closed (exactly one does)
+         */
+        LanewayModel on(Device device, RouteContext context, boolean owner) {
+            ModelConfig config = container.config();
+            LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
+                    dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
+                    gate(device, context), Clock.SYSTEM);
+            long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
+            if (watchdog > 0) {
+                lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);
+            }
+            ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route,
+                    device.name(), metadata(container, kernels, engine));
+            return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, () -> {
+                lanes.close();
+                if (owner) {
+                    close();
+                }
+            });
+        }
+
+        /** Releases what the devices' models share: the tokenizer and the kernels. */
+        void close() {
             tokenizer.close();
             if (kernels instanceof AutoCloseable c) {
-                c.close();
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    System.getLogger(ModelAssembly.class.getName()).log(System.Logger.Level.WARNING,
+                            "closing kernels " + kernels.name() + ": " + e.getMessage());
+                }
             }
-        });
+        }
     }
 
     /** Shares a device's contexts; one that allows a single context is also locked across processes. */

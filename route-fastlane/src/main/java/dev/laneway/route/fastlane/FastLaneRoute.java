@@ -90,10 +90,6 @@ public final class FastLaneRoute implements Route {
 
     @Override
     public Optional<OptionRefusal> refusal(RouteOptions options) {
-        if (options.laya().isPresent()) {
-            return Optional.of(new OptionRefusal("--laya " + options.laya().get(),
-                    "laya routing is not part of this build yet"));
-        }
         return EngineOptions.refusal(options);
     }
 
