@@ -117,6 +117,19 @@ class FastLaneRouteTest {
         }
     }
 
+    @Test
+    void honoursLayaVisiblyThroughTheRouter() throws Exception {
+        Path laya = Files.createDirectories(tmp.resolve("laya"));
+        Files.writeString(laya.resolve("route-policy.json"), "{\"min_confidence\": 0.1, \"default\": \"cpu\","
+                + " \"classes\": {\"long_doc\": {\"device\": \"cpu\", \"why\": \"host memory\"}}}");
+        RouteOptions options = RouteOptions.defaults().withLaya(laya);
+        assertTrue(route.refusal(options).isEmpty(), "the fast lane honours --laya");
+        try (var model = route.open(laneDir, options, new RouteContext(tmp))) {
+            var decision = model.route(dev.laneway.spi.RoutingInput.prompt("x".repeat(1024))).orElseThrow();
+            assertEquals("long_doc 1.00 cpu", decision.describe());
+        }
+    }
+
     private static List<Integer> greedy(dev.laneway.spi.ServedModel m, int[] prompt) {
         List<Integer> ids = new ArrayList<>();
         m.generate(new GenerationRequest(prompt, 48, Sampling.GREEDY), t -> ids.add(t.id()));
