@@ -13,6 +13,10 @@ usage: bench/compare.py [--rounds 3] [--reps 5] [-p 128] [-n 64] [--threads 2] [
 The llama.cpp binaries come from $LLAMA_CPP_BIN, else from the peer build script beside the checkout.
 Output format (stable, one row per model and test):
   | model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |
+
+With --routes, Laneway's own routes are compared instead, alternately, on the same container: the private dx route
+(--opt dx=on) against the model-generic route (--opt dx=off); llama.cpp is not run.
+  | model | quant | test | dx tok/s | generic tok/s | dx / generic | dx RSS MiB | generic RSS MiB |
 """
 import argparse
 import json
@@ -60,10 +64,10 @@ def pack(gguf, quant, cache):
     return target
 
 
-def laneway_round(container, args):
+def laneway_round(container, args, opts=()):
     cmd = [os.path.join(HOME, "laneway"), "bench", "-m", container, "-p", str(args.p), "-n", str(args.n),
            "-r", str(args.reps), "--json", "--opt", "threads=%d" % args.threads]
-    for opt in args.laneway_opt:
+    for opt in list(args.laneway_opt) + list(opts):
         cmd += ["--opt", opt]
     out, rss = run_measured(cmd)
     result = json.loads(out.strip().splitlines()[-1])
@@ -90,7 +94,11 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--laneway-opt", action="append", default=[])
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "laneway-compare"))
+    parser.add_argument("--routes", action="store_true", help="compare the dx route with the generic route")
     args = parser.parse_args()
+    if args.routes:
+        compare_routes(args)
+        return
     binary = llama_bin()
     os.makedirs(args.cache, exist_ok=True)
     print("| model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |")
@@ -111,6 +119,30 @@ def main():
             print("| %s | %s->%s | %s | %.2f | %.2f | %.3f | %.0f | %.0f |" % (
                 name, source, quant, test, ours, theirs, ours / theirs,
                 max(r[2] for r in lw), max(r[2] for r in lc)))
+        sys.stdout.flush()
+
+
+def compare_routes(args):
+    """dx against the generic route on the same container, alternating rounds."""
+    os.makedirs(args.cache, exist_ok=True)
+    print("| model | quant | test | dx tok/s | generic tok/s | dx / generic | dx RSS MiB | generic RSS MiB |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for gguf in args.models:
+        ftype = file_type(gguf)
+        quant = QUANT_OF_FILE_TYPE.get(ftype, "q8")
+        container = pack(gguf, quant, args.cache)
+        dx, generic = [], []
+        for _ in range(args.rounds):
+            dx.append(laneway_round(container, args, ["dx=on"]))
+            generic.append(laneway_round(container, args, ["dx=off"]))
+        name = os.path.basename(gguf)
+        source = FILE_TYPE_NAME.get(ftype, str(ftype))
+        for i, test in enumerate(["pp%d" % args.p, "tg%d@d%d" % (args.n, args.p)]):
+            ours = statistics.median(r[i] for r in dx)
+            theirs = statistics.median(r[i] for r in generic)
+            print("| %s | %s->%s | %s | %.2f | %.2f | %.3f | %.0f | %.0f |" % (
+                name, source, quant, test, ours, theirs, ours / theirs,
+                max(r[2] for r in dx), max(r[2] for r in generic)))
         sys.stdout.flush()
 
 

@@ -46,7 +46,9 @@ public interface Route {
     /**
      * The first option this route cannot honour, if any. Called only for a directory it has claimed. An unknown
      * {@code --opt} key is checked by the runtime against {@link #optKeys()}; this is for the other options
-     * ({@code --streams}, {@code --laya}, {@code --device}, {@code --alias}) and for {@code --opt} values.
+     * ({@code --streams}, {@code --laya}, {@code --device}, {@code --alias}) and for {@code --opt} values. A route
+     * whose models cannot route requests ({@link ServedModel#route}) refuses {@code --laya} here; it never opens a
+     * model and ignores it.
      */
     Optional<OptionRefusal> refusal(RouteOptions options);
 

@@ -1,6 +1,7 @@
 package dev.laneway.spi;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A model opened by a route, ready to generate. Thread-safe: the runtime calls {@link #generate} from up to
@@ -34,12 +35,35 @@ public interface ServedModel extends AutoCloseable {
 
     /**
      * Generates a continuation of {@code request.prompt()}, handing each token to {@code sink} as it is chosen.
-     * Returns when the model ends the text, the token budget is spent, or the sink asks to stop.
+     * Returns when the model ends the text, the token budget is spent, or the sink asks to stop. A model that routes
+     * requests ({@link #route}) routes one that comes without a decision by its prompt's text.
      *
      * @throws InvalidRequestException when the request cannot be served as asked (e.g. it does not fit the context)
      * @throws DeviceFaultException    when the device failed this generation; the model stays usable
      */
     GenerationResult generate(GenerationRequest request, TokenSink sink);
+
+    /**
+     * Where a request runs, when this model routes requests across devices ({@code --laya}); empty when it does not.
+     * A routing model decides once per conversation and reuses the decision for its later turns. The runtime calls
+     * this before {@link #generate(GenerationRequest, RouteDecision, TokenSink)} and shows the decision to the client.
+     *
+     * @throws RouterException when the router cannot decide (its scorer failed); that request fails, the model stays
+     *                         usable
+     */
+    default Optional<RouteDecision> route(RoutingInput input) {
+        return Optional.empty();
+    }
+
+    /**
+     * Generates on the device {@code decision} names, a decision this model's {@link #route} gave. A model that does
+     * not route never gives one, so the default simply generates.
+     *
+     * @throws IllegalArgumentException when the decision names a device that is not one of the model's candidates
+     */
+    default GenerationResult generate(GenerationRequest request, RouteDecision decision, TokenSink sink) {
+        return generate(request, sink);
+    }
 
     /** Whether the model is able to serve, with data for the readiness check. */
     default ModelHealth health() {

@@ -10,6 +10,7 @@ import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.TokenSink;
 
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -82,6 +83,17 @@ public final class Generator {
         }
         long end = System.nanoTime();
         return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone);
+    }
+
+    /**
+     * Runs a prompt through the model and returns a copy of the logits after its last token: the next-token
+     * distribution before any sampling step (the router's scorer reads it).
+     *
+     * @throws InvalidRequestException when the prompt does not fit the context or holds a token outside the vocabulary
+     */
+    public float[] nextTokenLogits(TokenForward forward, int[] prompt) {
+        check(prompt, dims.vocab(), dims.contextLength());
+        return Arrays.copyOf(prefill(forward, prompt), dims.vocab());
     }
 
     /** Runs the prompt through the model in batches and returns the logits after its last token. */

@@ -4,6 +4,7 @@ import dev.laneway.engine.forward.ForwardState;
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.forward.StepInfo;
 import dev.laneway.engine.generate.Generator;
+import dev.laneway.engine.generate.TokenForward;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
@@ -22,6 +23,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * One generation stream of a model on a device (BRIEF §4). The buffers that persist across generations (the
@@ -94,6 +96,21 @@ public final class Lane {
      * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
+        return onFreshContext(forward -> generator.generate(forward, request, sink));
+    }
+
+    /**
+     * Runs a prompt on a fresh context, as a generation does, and returns the logits after its last token: the
+     * model's next-token distribution before sampling.
+     *
+     * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
+     */
+    public float[] nextTokenLogits(int[] prompt) {
+        return onFreshContext(forward -> generator.nextTokenLogits(forward, prompt));
+    }
+
+    /** Runs {@code work} on a fresh context: open and configure it, then drop it on every path. */
+    private <T> T onFreshContext(Function<TokenForward, T> work) {
         gate.acquire(device, timeouts.open());
         Generation g = null;
         try {
@@ -103,8 +120,7 @@ public final class Lane {
             current = g;
             g.configure();
             Generation current = g;
-            GenerationResult result = generator.generate(
-                    (tokens, offset, n, pos) -> current.forward(tokens, offset, n, pos), request, sink);
+            T result = work.apply((tokens, offset, n, pos) -> current.forward(tokens, offset, n, pos));
             faults.succeeded();
             return result;
         } catch (DeviceFault fault) {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The lanes of one model ({@code --streams N}): N lanes over one copy of the weights, each with its own activations
@@ -66,6 +67,19 @@ public final class LanePool implements AutoCloseable {
      * @throws DeviceFaultException when the device fails it, or no lane frees up in time
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
+        return onFreeLane(lane -> lane.generate(request, sink));
+    }
+
+    /**
+     * The logits after a prompt's last token, computed on a free lane (see {@link Lane#nextTokenLogits}).
+     *
+     * @throws DeviceFaultException when the device fails it, or no lane frees up in time
+     */
+    public float[] nextTokenLogits(int[] prompt) {
+        return onFreeLane(lane -> lane.nextTokenLogits(prompt));
+    }
+
+    private <T> T onFreeLane(Function<Lane, T> work) {
         Lane lane;
         try {
             lane = free.poll(waitForLane.toNanos(), TimeUnit.NANOSECONDS);
@@ -78,7 +92,7 @@ public final class LanePool implements AutoCloseable {
                     + waitForLane.toMillis() + " ms");
         }
         try {
-            return lane.generate(request, sink);
+            return work.apply(lane);
         } finally {
             free.add(lane);
         }

@@ -77,6 +77,17 @@ public final class LanewayModel implements ServedModel {
         return lanes.generate(request, sink);
     }
 
+    /**
+     * The model's next-token logits after {@code prompt} (token ids, special tokens included), one per vocabulary
+     * entry, before any sampling step. Runs on a free lane like a generation.
+     *
+     * @throws dev.laneway.spi.InvalidRequestException when the prompt does not fit the context
+     * @throws dev.laneway.spi.DeviceFaultException    when the device fails it
+     */
+    public float[] nextTokenLogits(int[] prompt) {
+        return lanes.nextTokenLogits(prompt);
+    }
+
     /** The lanes, for diagnostics. */
     public LanePool lanes() {
         return lanes;

@@ -2,21 +2,21 @@ package dev.laneway.engine.model;
 
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
-import dev.laneway.engine.container.ContainerWeights;
 import dev.laneway.engine.forward.Dims;
-import dev.laneway.engine.forward.FusedForward;
 import dev.laneway.engine.forward.LaneForward;
-import dev.laneway.engine.forward.PlanException;
-import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.forward.OneSubmissionForward;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.natives.KernelsChooser;
-import dev.laneway.engine.kernels.natives.NativeKernels;
-import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.lane.Clock;
 import dev.laneway.engine.lane.ContextGate;
 import dev.laneway.engine.lane.DeviceRegistry;
 import dev.laneway.engine.lane.LanePool;
 import dev.laneway.engine.lane.LaneTimeouts;
+import dev.laneway.engine.laya.CandidateDevices;
+import dev.laneway.engine.laya.Classifier;
+import dev.laneway.engine.laya.LayaCheckpoint;
+import dev.laneway.engine.laya.LayaRouter;
+import dev.laneway.engine.laya.RoutedModel;
 import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.engine.tokenizer.ChatTemplateException;
 import dev.laneway.engine.tokenizer.TextTokenizer;
@@ -25,112 +25,218 @@ import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.device.Device;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.Optional;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
- * Puts a served model together from a container: tokenizer, chat template, a forward on the chosen kernels (the
- * per-op forward, the fused one, or a route's own), and {@code --streams} lanes on the chosen device.
+ * Puts a served model together from a container: tokenizer, chat template, a forward compiled on the chosen kernels
+ * (the per-op forward, the fused one: see {@link ForwardCompiler}), and {@code --streams} lanes on the chosen device,
+ * or on each candidate device of a {@code --laya} router.
  */
 public final class ModelAssembly {
     private ModelAssembly() {
     }
 
-    /** Compiles the forward a route runs, once the container, its sizes and the kernels are known. */
-    @FunctionalInterface
-    public interface ForwardCompiler {
-        /**
-         * @throws PlanException when the container's weights do not fit the forward
-         */
-        LaneForward compile(Container container, Dims dims, Kernels kernels);
+    /**
+     * Opens {@code dir} for serving by {@code route} with the per-op forward, honouring {@code --laya}: with a router
+     * checkpoint the model is opened on every candidate device and a {@link LayaRouter} chooses among them per
+     * request (see {@link #routed}); without one it is {@link #perOp}.
+     */
+    public static ServedModel serve(Path dir, RouteOptions options, String route, RouteContext context)
+            throws IOException {
+        return serve(dir, options, route, context, ForwardCompiler.PER_OP, UnaryOperator.identity());
+    }
+
+    /**
+     * Opens {@code dir} for serving by {@code route} with the forward {@code compiler} makes, submitted to the device
+     * as {@code submission} arranges it (the identity: step by step; {@link OneSubmissionForward}: one run per token),
+     * honouring {@code --laya} as {@link #serve(Path, RouteOptions, String, RouteContext)} does.
+     */
+    public static ServedModel serve(Path dir, RouteOptions options, String route, RouteContext context,
+                                    ForwardCompiler compiler, UnaryOperator<LaneForward> submission)
+            throws IOException {
+        return options.laya().isPresent()
+                ? routed(dir, options, route, context, LayaRouter.SYSTEM_LOG, compiler, submission)
+                : single(dir, options, route, context, compiler, submission);
+    }
+
+    /**
+     * Opens {@code dir} for serving by {@code route} with the fused forward ({@link ForwardCompiler#FUSED}: each layer
+     * one native call) on the one device {@code --device} names, watched and gated as {@link #perOp} is.
+     *
+     * @throws dev.laneway.engine.forward.PlanException naming the op when the plan is not a standard one, or a tensor
+     *                                                  that does not fit
+     * @throws IllegalArgumentException                 when the kernels chosen are not the native ones, or the
+     *                                                  options ask for {@code --laya}
+     */
+    public static LanewayModel fused(Path dir, RouteOptions options, String route, RouteContext context)
+            throws IOException {
+        if (options.laya().isPresent()) {
+            throw new IllegalArgumentException("--laya " + options.laya().get() + ": the fused forward runs on the"
+                    + " host alone and does not route requests");
+        }
+        return single(dir, options, route, context, ForwardCompiler.FUSED, UnaryOperator.identity());
     }
 
     /** Opens {@code dir} for serving by {@code route} with the per-op forward, without runtime settings. */
     public static LanewayModel perOp(Path dir, RouteOptions options, String route) throws IOException {
-        return perOp(dir, options, route, new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
+        return perOp(dir, options, route, noSettings());
     }
 
     /**
-     * Opens {@code dir} for serving by {@code route} with the per-op forward. The context's settings give the
-     * watchdog's limit ({@link RouteContext#WATCHDOG_SECONDS}, 0 for none) and the lock file of a device that allows
-     * one context at a time ({@link RouteContext#DEVICE_LOCK}).
+     * Opens {@code dir} for serving by {@code route} with the per-op forward on the one device {@code --device}
+     * names. The context's settings give the watchdog's limit ({@link RouteContext#WATCHDOG_SECONDS}, 0 for none) and
+     * the lock file of a device that allows one context at a time ({@link RouteContext#DEVICE_LOCK}).
+     *
+     * @throws IllegalArgumentException when the options ask for {@code --laya}, which this model alone cannot honour
+     *                                  ({@link #serve} does)
      */
     public static LanewayModel perOp(Path dir, RouteOptions options, String route, RouteContext context)
             throws IOException {
-        return assemble(dir, options, route, context, "per-op", (container, dims, kernels) ->
-                PlanForward.compile(container.plan(), dims, new ContainerWeights(container.weights()), kernels));
+        if (options.laya().isPresent()) {
+            throw new IllegalArgumentException("--laya " + options.laya().get() + ": a single-device model does not"
+                    + " route requests; open it with ModelAssembly.serve");
+        }
+        return single(dir, options, route, context, ForwardCompiler.PER_OP, UnaryOperator.identity());
     }
 
-    /**
-     * Opens {@code dir} for serving by {@code route} with the fused forward ({@link FusedForward}): the container's
-     * plan must be one of the {@link StandardPlans}, and the kernels native.
-     *
-     * @throws PlanException            naming the op when the plan is not a standard one, or a tensor that does not fit
-     * @throws IllegalArgumentException when the kernels chosen are not the native ones
-     */
-    public static LanewayModel fused(Path dir, RouteOptions options, String route, RouteContext context)
+    private static LanewayModel single(Path dir, RouteOptions options, String route, RouteContext context,
+                                       ForwardCompiler compiler, UnaryOperator<LaneForward> submission)
             throws IOException {
-        return assemble(dir, options, route, context, "fused", (container, dims, kernels) -> {
-            StandardPlans.Recognition plan = StandardPlans.recognise(container.config().modelType(), container.plan());
-            StandardPlans.Variant variant = plan.variant().orElseThrow(() -> new PlanException(
-                    "the fused forward runs the standard plans only: " + plan.difference()));
-            if (!(kernels instanceof NativeKernels natives)) {
-                throw new IllegalArgumentException("the fused forward runs on the native kernels, not on "
-                        + kernels.name());
-            }
-            return FusedForward.compile(variant, dims, new ContainerWeights(container.weights()), natives);
-        });
+        Compiled compiled = Compiled.of(dir, options, route, compiler, submission);
+        try {
+            return compiled.on(DeviceRegistry.discover().open(options.device()), context, true);
+        } catch (RuntimeException e) {
+            compiled.close();
+            throw e;
+        }
+    }
+
+    /** As {@link #routed(Path, RouteOptions, String, RouteContext, Consumer)} without runtime settings. */
+    public static RoutedModel routed(Path dir, RouteOptions options, String route, Consumer<String> log)
+            throws IOException {
+        return routed(dir, options, route, noSettings(), log);
     }
 
     /**
-     * Opens {@code dir} for serving by {@code route} with the forward {@code compiler} makes, named {@code forward}
-     * in the model's metadata. Everything opened is closed again when a step fails.
+     * Opens {@code dir} with the per-op forward on each candidate device of the {@code --laya} checkpoint (the
+     * {@code --device} first, then the policy's other devices; one that fails to open is dropped with a log line),
+     * sharing the weights and the tokenizer, behind a {@link LayaRouter}. The checkpoint is read before anything is
+     * opened. Each device's lanes get the context's watchdog and device lock as {@link #perOp} gives them.
+     *
+     * @param log receives the router's lines (start-up, dropped devices, decisions)
+     * @throws IllegalArgumentException when the options have no {@code --laya}
      */
-    public static LanewayModel assemble(Path dir, RouteOptions options, String route, RouteContext context,
-                                        String forward, ForwardCompiler compiler) throws IOException {
-        Container container = Container.open(dir);
-        EngineOptions engine = EngineOptions.of(options);
-        ModelConfig config = container.config();
-        Dims dims = container.dims(engine.contextFor(config.maxPositionEmbeddings()));
-        Kernels kernels = KernelsChooser.choose(engine.kernels(),
-                engine.threads().orElse(KernelsChooser.defaultThreads()));
-        TextTokenizer tokenizer = null;
+    public static RoutedModel routed(Path dir, RouteOptions options, String route, RouteContext context,
+                                     Consumer<String> log) throws IOException {
+        return routed(dir, options, route, context, log, ForwardCompiler.PER_OP, UnaryOperator.identity());
+    }
+
+    private static RoutedModel routed(Path dir, RouteOptions options, String route, RouteContext context,
+                                      Consumer<String> log, ForwardCompiler compiler,
+                                      UnaryOperator<LaneForward> submission) throws IOException {
+        Path laya = options.laya().orElseThrow(() -> new IllegalArgumentException("no --laya checkpoint given"));
+        LayaCheckpoint checkpoint = LayaCheckpoint.load(laya);
+        Classifier classifier = checkpoint.openClassifier();
+        Compiled compiled = null;
+        Map<String, ServedModel> byDevice = new LinkedHashMap<>();
         try {
-            LaneForward compiled = compiler.compile(container, dims, kernels);
-            tokenizer = TokenizerLoader.load(dir);
-            Device device = DeviceRegistry.discover().open(options.device());
-            LanePool lanes = LanePool.create(options.streams(), device, compiled, Math.min(engine.batch(),
+            compiled = Compiled.of(dir, options, route, compiler, submission);
+            Map<String, Device> devices = CandidateDevices.open(CandidateDevices.wanted(options.device(),
+                    checkpoint.policy()), DeviceRegistry.discover(), LaneTimeouts.DEFAULT.open(), log);
+            for (Map.Entry<String, Device> d : devices.entrySet()) {
+                byDevice.put(d.getKey(), compiled.on(d.getValue(), context, byDevice.isEmpty()));
+            }
+            LayaRouter router = new LayaRouter(checkpoint.dir(), checkpoint.policy(), classifier, compiled.id(),
+                    List.copyOf(devices.keySet()), log);
+            return new RoutedModel(router, byDevice);
+        } catch (IOException | RuntimeException e) {
+            classifier.close();
+            if (byDevice.isEmpty() && compiled != null) {
+                compiled.close();
+            }
+            byDevice.values().forEach(ServedModel::close);
+            throw e;
+        }
+    }
+
+    private static RouteContext noSettings() {
+        return new RouteContext(Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /** A container compiled for serving: everything but the lanes, which are per device. */
+    private record Compiled(String id, String route, Container container, EngineOptions engine, Dims dims,
+                            Kernels kernels, String forwardName, LaneForward forward, TextTokenizer tokenizer,
+                            RouteOptions options) {
+
+        static Compiled of(Path dir, RouteOptions options, String route, ForwardCompiler compiler,
+                           UnaryOperator<LaneForward> submission) throws IOException {
+            Container container = Container.open(dir);
+            EngineOptions engine = EngineOptions.of(options);
+            Dims dims = container.dims(engine.contextFor(container.config().maxPositionEmbeddings()));
+            Kernels kernels = KernelsChooser.choose(engine.kernels(),
+                    engine.threads().orElse(KernelsChooser.defaultThreads()));
+            try {
+                LaneForward forward = compiler.compile(container, dims, kernels);
+                TextTokenizer tokenizer = TokenizerLoader.load(dir);
+                String id = options.alias().orElse(dir.getFileName().toString());
+                return new Compiled(id, route, container, engine, dims, kernels, ForwardCompiler.nameOf(forward),
+                        submission.apply(forward), tokenizer, options);
+            } catch (IOException | RuntimeException e) {
+                closeKernels(kernels);
+                throw e;
+            }
+        }
+
+        /**
+         * The model with {@code --streams} lanes on a device, watched and gated as the context says.
+         *
+         * @param owner whether this model releases the shared tokenizer and kernels when closed (exactly one does)
+         */
+        LanewayModel on(Device device, RouteContext context, boolean owner) {
+            ModelConfig config = container.config();
+            LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
                     dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
                     gate(device, context), Clock.SYSTEM);
             long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
             if (watchdog > 0) {
                 lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);
             }
-            String id = options.alias().orElse(dir.getFileName().toString());
-            ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route, device.name(),
-                    metadata(container, kernels, engine, forward));
-            TextTokenizer t = tokenizer;
-            return new LanewayModel(id, info, t, chat(t), lanes, () -> {
+            ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route,
+                    device.name(), metadata(container, kernels, engine, forwardName));
+            return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, () -> {
                 lanes.close();
-                t.close();
-                if (kernels instanceof AutoCloseable c) {
-                    c.close();
+                if (owner) {
+                    close();
                 }
             });
-        } catch (IOException | RuntimeException e) {
-            if (tokenizer != null) {
-                tokenizer.close();
+        }
+
+        /** Releases what the devices' models share: the tokenizer and the kernels. */
+        void close() {
+            tokenizer.close();
+            closeKernels(kernels);
+        }
+
+        private static void closeKernels(Kernels kernels) {
+            if (kernels instanceof AutoCloseable c) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    System.getLogger(ModelAssembly.class.getName()).log(System.Logger.Level.WARNING,
+                            "closing kernels " + kernels.name() + ": " + e.getMessage());
+                }
             }
-            if (kernels instanceof NativeKernels n) {
-                n.close();
-            }
-            throw e;
         }
     }
 

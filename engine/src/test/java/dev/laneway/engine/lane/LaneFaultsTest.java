@@ -8,7 +8,11 @@ import dev.laneway.spi.Sampling;
 import dev.laneway.spi.device.DeviceContext;
 import dev.laneway.spi.device.DeviceFault;
 import dev.laneway.spi.device.KernelRun;
+import dev.laneway.engine.forward.LaneForward;
+import dev.laneway.engine.forward.OneSubmissionForward;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,8 +33,24 @@ class LaneFaultsTest {
     private static final int TOKENS = 24;
     private final ManualClock clock = new ManualClock();
 
-    private LanePool pool(ChaosDevice device, int streams) {
-        return LanePool.create(streams, device, Stories260k.forward(), 8, new int[]{Stories260k.EOS},
+    /**
+     * How a lane submits a position: op by op (the generic route) or as one submission per token, all layers and the
+     * head (the fast lane). A one-submission run has no layer of its own, so faults aimed at a layer hit the token.
+     */
+    enum Execution {
+        PER_OP, ONE_SUBMISSION;
+
+        LaneForward forward() {
+            return this == PER_OP ? Stories260k.forward() : new OneSubmissionForward(Stories260k.forward());
+        }
+
+        int layer(int layer) {
+            return this == PER_OP ? layer : -1;
+        }
+    }
+
+    private LanePool pool(Execution ex, ChaosDevice device, int streams) {
+        return LanePool.create(streams, device, ex.forward(), 8, new int[]{Stories260k.EOS},
                 LaneTimeouts.DEFAULT, ContextGate.open(), clock);
     }
 
@@ -57,10 +77,11 @@ class LaneFaultsTest {
      * Field failure: a device context left idle for a few seconds fails its next command with a timeout, and the
      * device then stays blocked for minutes. Fresh contexts per generation never sit idle.
      */
-    @Test
-    void idleGapsBetweenGenerationsDoNotFailFreshContexts() {
+    @ParameterizedTest
+    @EnumSource(Execution.class)
+    void idleGapsBetweenGenerationsDoNotFailFreshContexts(Execution ex) {
         ChaosDevice device = chaos(ChaosConfig.none().withIdleTimeout(Duration.ofSeconds(5), Duration.ofMinutes(3)));
-        LanePool pool = pool(device, 1);
+        LanePool pool = pool(ex, device, 1);
         List<Integer> expected = faultFree();
         int ok = 0;
         for (int round = 0; round < 10; round++) {
@@ -95,15 +116,16 @@ class LaneFaultsTest {
         assertEquals(0, device.liveContexts());
     }
 
-    @Test
-    void aTimeoutAtLayerThreeOfPositionTenFailsThatGenerationWithADiagnosticAndTheNextOneIsExact() {
+    @ParameterizedTest
+    @EnumSource(Execution.class)
+    void aTimeoutAtLayerThreeOfPositionTenFailsThatGenerationWithADiagnosticAndTheNextOneIsExact(Execution ex) {
         List<Integer> expected = faultFree();
-        ChaosDevice device = chaos(ChaosConfig.none().withFailAt(10, 3));
-        LanePool pool = pool(device, 1);
+        ChaosDevice device = chaos(ChaosConfig.none().withFailAt(10, ex.layer(3)));
+        LanePool pool = pool(ex, device, 1);
         DeviceFaultException fault = assertThrows(DeviceFaultException.class, () -> generate(pool));
-        assertTrue(fault.getMessage().contains("position 10, layer 3"), fault.getMessage());
+        assertTrue(fault.getMessage().contains("position 10, layer " + ex.layer(3)), fault.getMessage());
         Diagnostic d = pool.faults().recent().get(0);
-        assertEquals(3, d.layer());
+        assertEquals(ex.layer(3), d.layer());
         assertEquals(10, d.position());
         assertEquals("chaos:cpu", d.device());
         assertTrue(d.line().startsWith("device-fault device=chaos:cpu"), d.line());
@@ -114,20 +136,22 @@ class LaneFaultsTest {
         assertEquals(0, device.liveContexts());
     }
 
-    @Test
-    void anAbortThatThrowsIsCaughtAndTheLaneLives() {
-        ChaosDevice device = chaos(ChaosConfig.none().withFailAt(3, 0).withAbortThrows(true));
-        LanePool pool = pool(device, 1);
+    @ParameterizedTest
+    @EnumSource(Execution.class)
+    void anAbortThatThrowsIsCaughtAndTheLaneLives(Execution ex) {
+        ChaosDevice device = chaos(ChaosConfig.none().withFailAt(3, ex.layer(0)).withAbortThrows(true));
+        LanePool pool = pool(ex, device, 1);
         assertThrows(DeviceFaultException.class, () -> generate(pool));
         assertEquals(faultFree(), generate(pool));
         assertEquals(0, device.liveContexts());
     }
 
     /** Field failure: an init run that never completes must not hang the server. */
-    @Test
-    void anInitRunThatNeverCompletesFailsTheGenerationWithinItsBound() {
+    @ParameterizedTest
+    @EnumSource(Execution.class)
+    void anInitRunThatNeverCompletesFailsTheGenerationWithinItsBound(Execution ex) {
         ChaosDevice device = chaos(ChaosConfig.none().withInitHangs(true));
-        LanePool pool = pool(device, 1);
+        LanePool pool = pool(ex, device, 1);
         DeviceFaultException fault = assertThrows(DeviceFaultException.class, () -> generate(pool));
         assertTrue(fault.getMessage().contains("init run"), fault.getMessage());
         assertEquals(Lane.INIT_KERNEL, pool.faults().recent().get(0).kernel());
@@ -137,11 +161,12 @@ class LaneFaultsTest {
     }
 
     /** Field failure: firmware stops answering under concurrent load; each faulted request fails alone. */
-    @Test
-    void runsThatTimeOutUnderConcurrentLoadFailOnlyTheirGenerations() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Execution.class)
+    void runsThatTimeOutUnderConcurrentLoadFailOnlyTheirGenerations(Execution ex) throws Exception {
         List<Integer> expected = faultFree();
         ChaosDevice device = chaos(ChaosConfig.none().withLoadTimeouts(true));
-        LanePool pool = pool(device, 2);
+        LanePool pool = pool(ex, device, 2);
         // Two contexts held open make the load; a lone generation would pass.
         DeviceContext load = device.open(Duration.ofSeconds(1));
         assertThrows(DeviceFaultException.class, () -> generate(pool));
@@ -150,11 +175,12 @@ class LaneFaultsTest {
         assertEquals(0, device.liveContexts());
     }
 
-    @Test
-    void liveContextsAreZeroAfterAnyMixOfSuccessesAndFaults() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Execution.class)
+    void liveContextsAreZeroAfterAnyMixOfSuccessesAndFaults(Execution ex) throws Exception {
         List<Integer> expected = faultFree();
-        ChaosDevice device = chaos(ChaosConfig.none().withFaultProbability(0.01, 7));
-        LanePool pool = pool(device, 3);
+        ChaosDevice device = chaos(ChaosConfig.none().withFaultProbability(ex == Execution.PER_OP ? 0.01 : 0.2, 7));
+        LanePool pool = pool(ex, device, 3);
         ExecutorService threads = Executors.newFixedThreadPool(3);
         try {
             List<Future<List<Integer>>> runs = new ArrayList<>();
@@ -173,7 +199,7 @@ class LaneFaultsTest {
                 }
             }
             assertEquals(30, ok + faulted);
-            assertTrue(faulted > 0, "p=0.01 over ~3,000 runs faults some generations");
+            assertTrue(faulted > 0, "random timeouts over some thousand runs fault some generations");
             assertEquals(faulted, pool.faults().total());
         } finally {
             threads.shutdownNow();
@@ -186,11 +212,12 @@ class LaneFaultsTest {
      * Field failure: a device that stops answering without an error would hang its request forever; the watchdog
      * fails the generation and drops its context, and the next generation runs.
      */
-    @Test
-    void theWatchdogFailsAGenerationThatStopsMakingProgress() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Execution.class)
+    void theWatchdogFailsAGenerationThatStopsMakingProgress(Execution ex) throws Exception {
         List<Integer> expected = faultFree();
-        ChaosDevice device = chaos(ChaosConfig.none().withHangAt(6, 2));
-        LanePool pool = pool(device, 1);
+        ChaosDevice device = chaos(ChaosConfig.none().withHangAt(6, ex.layer(2)));
+        LanePool pool = pool(ex, device, 1);
         Watchdog watchdog = pool.watch(Duration.ofSeconds(30), clock, false);
         ExecutorService thread = Executors.newSingleThreadExecutor();
         try {
@@ -206,7 +233,7 @@ class LaneFaultsTest {
             assertTrue(e.getCause() instanceof DeviceFaultException, e.getCause().toString());
             assertTrue(e.getCause().getMessage().contains("watchdog: no progress"), e.getCause().getMessage());
             Diagnostic d = pool.faults().recent().get(0);
-            assertEquals(2, d.layer());
+            assertEquals(ex.layer(2), d.layer());
             assertEquals(6, d.position());
         } finally {
             thread.shutdownNow();

@@ -57,19 +57,17 @@ public final class GenericRoute implements Route {
         return EngineOptions.KEYS;
     }
 
+    /** A malformed {@code --opt} value or an unknown device; {@code --laya} is honoured (see {@link #open}). */
     @Override
     public Optional<OptionRefusal> refusal(RouteOptions options) {
-        if (options.laya().isPresent()) {
-            return Optional.of(new OptionRefusal("--laya " + options.laya().get(),
-                    "laya routing is not part of this build yet"));
-        }
         return EngineOptions.refusal(options);
     }
 
+    /** Opens the container; with {@code --laya}, on each candidate device behind the router. */
     @Override
     public ServedModel open(Path dir, RouteOptions options, RouteContext context) throws RouteException {
         try {
-            return ModelAssembly.perOp(dir, options, name(), context);
+            return ModelAssembly.serve(dir, options, name(), context);
         } catch (IOException | PlanException | IllegalArgumentException e) {
             throw new RouteException("cannot open " + dir + ": " + e.getMessage(), e);
         }

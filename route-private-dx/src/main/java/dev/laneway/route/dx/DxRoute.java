@@ -1,6 +1,7 @@
 package dev.laneway.route.dx;
 
 import dev.laneway.engine.container.Container;
+import dev.laneway.engine.container.LaneKernels;
 import dev.laneway.engine.forward.PlanException;
 import dev.laneway.engine.kernels.Rope;
 import dev.laneway.engine.kernels.natives.NativeKernels;
@@ -92,6 +93,11 @@ public final class DxRoute implements Route {
             return declined("the native kernels cannot load here: " + nativeProblem.get());
         }
         if (mode.get() == Mode.AUTO) {
+            Optional<Path> lane = LaneKernels.laneFor(dir, container.config());
+            if (lane.isPresent()) {
+                return declined("the directory carries a lane (" + lane.get() + "): the fast lane serves it"
+                        + " (--opt dx=on to serve it with dx)");
+            }
             Optional<OptionRefusal> refusal = refusal(options);
             if (refusal.isPresent()) {
                 return declined(refusal.get().message(NAME));

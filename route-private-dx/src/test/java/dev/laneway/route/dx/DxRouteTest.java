@@ -1,6 +1,7 @@
 package dev.laneway.route.dx;
 
 import dev.laneway.engine.container.Container;
+import dev.laneway.engine.container.LaneManifest;
 import dev.laneway.engine.plan.Op;
 import dev.laneway.engine.plan.Plan;
 import dev.laneway.engine.plan.PlanJson;
@@ -19,7 +20,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -109,6 +112,25 @@ class DxRouteTest {
         assertEquals("plan.json is not a plan dx fuses: its layer op 9, matmul model.layers.{L}.mlp.up_proj.weight, "
                 + "is not in the standard llama plan (which has matmul model.layers.{L}.mlp.gate_proj.weight there)",
                 d.reason());
+    }
+
+    @Test
+    void leavesADirectoryThatCarriesALaneForItsShapeToTheFastLane() throws IOException {
+        Path dir = copy(Packed.stories260k("q8"), "with-lane");
+        Container container = Container.open(dir);
+        LaneManifest.host(container.config()).write(dir.resolve(Container.LANE_DIR));
+        Claim.Declined d = assertInstanceOf(Claim.Declined.class, dx.claim(dir, RouteOptions.defaults()));
+        assertEquals("the directory carries a lane (" + dir.resolve(Container.LANE_DIR) + "): the fast lane serves it"
+                + " (--opt dx=on to serve it with dx)", d.reason());
+        assertInstanceOf(Claim.Mine.class, dx.claim(dir, RouteOptions.defaults().withOpt("dx", "on")));
+
+        // A lane for another shape is not the fast lane's to serve; dx takes the directory.
+        Map<String, Integer> shape = new HashMap<>(LaneManifest.shapeOf(container.config()));
+        shape.put("hidden_size", 4096);
+        LaneManifest other = LaneManifest.host(container.config());
+        new LaneManifest(other.kernelSet(), other.device(), shape, other.kernels())
+                .write(dir.resolve(Container.LANE_DIR));
+        assertInstanceOf(Claim.Mine.class, dx.claim(dir, RouteOptions.defaults()));
     }
 
     @ParameterizedTest

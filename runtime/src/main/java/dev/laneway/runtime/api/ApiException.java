@@ -70,6 +70,11 @@ public final class ApiException extends RuntimeException {
         return new ApiException(503, "device_error", "device_fault", null, message, OptionalInt.empty());
     }
 
+    /** 502: the Laya router could not decide where the request runs (its scorer failed); the next request may. */
+    public static ApiException routerFailed(String message) {
+        return new ApiException(502, "router_error", "router_failed", null, message, OptionalInt.empty());
+    }
+
     /** 500: a fault of the server; the details stay in its log. */
     public static ApiException internal() {
         return new ApiException(500, "server_error", "internal_error", null,

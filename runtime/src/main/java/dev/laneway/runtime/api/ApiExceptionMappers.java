@@ -3,6 +3,7 @@ package dev.laneway.runtime.api;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.RouterException;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
@@ -13,7 +14,7 @@ import java.util.Map;
 
 /**
  * Every failure becomes an OpenAI-style error body: the client's mistakes are 4xx naming the field, a device fault is
- * 503, anything else is a 500 whose details stay in the server log.
+ * 503, a router that cannot decide is 502, anything else is a 500 whose details stay in the server log.
  */
 public class ApiExceptionMappers {
     private static final Logger LOG = Logger.getLogger(ApiExceptionMappers.class);
@@ -40,6 +41,12 @@ public class ApiExceptionMappers {
     public Response device(DeviceFaultException e) {
         LOG.warnf("request failed on device %s: %s", e.device(), e.getMessage());
         return api(ApiException.deviceFault("the device " + e.device() + " failed: " + e.getMessage()));
+    }
+
+    @ServerExceptionMapper
+    public Response router(RouterException e) {
+        LOG.warnf("request not routed: %s", e.getMessage());
+        return api(ApiException.routerFailed(e.getMessage()));
     }
 
     @ServerExceptionMapper

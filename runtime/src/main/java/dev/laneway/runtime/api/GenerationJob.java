@@ -4,11 +4,13 @@ import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.RouteDecision;
 import dev.laneway.spi.ServedModel;
 import org.jboss.logging.Logger;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -20,6 +22,7 @@ final class GenerationJob implements Runnable {
     private static final Logger LOG = Logger.getLogger(GenerationJob.class);
 
     private final ServedModel model;
+    private final Optional<RouteDecision> route;
     private final List<ChoicePlan> plans;
     private final int promptTokens;
     private final GenerationParams params;
@@ -28,12 +31,14 @@ final class GenerationJob implements Runnable {
     private final AtomicBoolean cancelled = new AtomicBoolean();
 
     /**
+     * @param route        where the request runs, when the model routes requests
      * @param promptTokens the request's prompt tokens, each prompt counted once
      * @param onGeneration told of every finished generation (metrics)
      */
-    GenerationJob(ServedModel model, List<ChoicePlan> plans, int promptTokens, GenerationParams params,
-                  ReplySink reply, Consumer<GenerationResult> onGeneration) {
+    GenerationJob(ServedModel model, Optional<RouteDecision> route, List<ChoicePlan> plans, int promptTokens,
+                  GenerationParams params, ReplySink reply, Consumer<GenerationResult> onGeneration) {
         this.model = model;
+        this.route = route;
         this.plans = List.copyOf(plans);
         this.promptTokens = promptTokens;
         this.params = params;
@@ -60,8 +65,10 @@ final class GenerationJob implements Runnable {
                 reply.choiceStarted(plan.index());
                 ChoiceRun run = new ChoiceRun(model, stops, params.wantsLogprobs(),
                         (text, logprobs) -> reply.text(plan.index(), text, logprobs), cancelled::get);
-                GenerationResult result = model.generate(new GenerationRequest(plan.prompt(), plan.maxTokens(),
-                        plan.sampling(), params.topLogprobs(), params.ignoreEos()), run);
+                GenerationRequest request = new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
+                        params.topLogprobs(), params.ignoreEos());
+                GenerationResult result = route.isPresent() ? model.generate(request, route.get(), run)
+                        : model.generate(request, run);
                 onGeneration.accept(result);
                 ChoiceOutcome outcome = run.finish(plan.index(), result);
                 outcomes.add(outcome);

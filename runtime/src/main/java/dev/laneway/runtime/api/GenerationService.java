@@ -3,12 +3,16 @@ package dev.laneway.runtime.api;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.RouteDecision;
+import dev.laneway.spi.RouterException;
+import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.ServedModel;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.operators.multi.processors.UnicastProcessor;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import org.jboss.logging.Logger;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,10 +21,12 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Turns checked requests into generation jobs: resolves the model, builds and checks the prompts, fits the token
- * budget to the context, and hands the job to the scheduler. The reply is a JSON response or a stream of events.
+ * budget to the context, asks the model's router where the request runs (when it routes), and hands the job to the
+ * scheduler. The reply is a JSON response or a stream of events.
  */
 @ApplicationScoped
 public class GenerationService {
+    private static final Logger LOG = Logger.getLogger(GenerationService.class);
 
     @Inject
     ModelService models;
@@ -39,16 +45,23 @@ public class GenerationService {
         ServedModel model = modelFor(request.model());
         GenerationParams params = request.params();
         List<ChoicePlan> plans = new ArrayList<>();
+        List<String> texts = new ArrayList<>();
         int promptTokens = 0;
         for (CompletionRequest.Prompt prompt : request.prompts()) {
-            int[] ids = prompt instanceof CompletionRequest.TextPrompt text
-                    ? tokenize(model, text.text(), "prompt")
-                    : checkIds(model, ((CompletionRequest.TokenPrompt) prompt).ids());
+            int[] ids;
+            if (prompt instanceof CompletionRequest.TextPrompt text) {
+                ids = tokenize(model, text.text(), "prompt");
+                texts.add(text.text());
+            } else {
+                ids = checkIds(model, ((CompletionRequest.TokenPrompt) prompt).ids());
+                texts.add(model.detokenize(ids));
+            }
             promptTokens += ids.length;
             addChoices(plans, model, ids, params, "prompt");
         }
+        Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
         ReplyHeader header = ReplyHeader.fresh("cmpl-", model.id());
-        return run(model, plans, promptTokens, params, new CompletionFormat(header, params.wantsLogprobs()));
+        return run(model, route, plans, promptTokens, params, new CompletionFormat(header, params.wantsLogprobs()));
     }
 
     /** {@code /v1/chat/completions}. */
@@ -63,9 +76,25 @@ public class GenerationService {
         int[] ids = tokenize(model, rendered, "messages");
         List<ChoicePlan> plans = new ArrayList<>();
         addChoices(plans, model, ids, request.params(), "messages");
+        Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
         ReplyHeader header = ReplyHeader.fresh("chatcmpl-", model.id());
-        return run(model, plans, ids.length, request.params(), new ChatFormat(header,
+        return run(model, route, plans, ids.length, request.params(), new ChatFormat(header,
                 request.params().wantsLogprobs()));
+    }
+
+    /**
+     * The router's decision for a checked request, when the model routes (--laya). It is made here, before the
+     * response starts, so that every response can carry it in its header.
+     *
+     * @throws ApiException 502 when the router fails (its scorer); the server goes on serving
+     */
+    private static Optional<RouteDecision> route(ServedModel model, RoutingInput input) {
+        try {
+            return model.route(input);
+        } catch (RouterException e) {
+            LOG.warnf("request not routed: %s", e.getMessage());
+            throw ApiException.routerFailed(e.getMessage());
+        }
     }
 
     /** The served model, when it is ready and is the one asked for. */
@@ -85,20 +114,20 @@ public class GenerationService {
         };
     }
 
-    private Answer run(ServedModel model, List<ChoicePlan> plans, int promptTokens, GenerationParams params,
-                       ReplyFormat format) {
+    private Answer run(ServedModel model, Optional<RouteDecision> route, List<ChoicePlan> plans, int promptTokens,
+                       GenerationParams params, ReplyFormat format) {
         if (params.stream()) {
             UnicastProcessor<byte[]> frames = UnicastProcessor.create();
-            GenerationJob job = new GenerationJob(model, plans, promptTokens, params,
+            GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params,
                     new StreamReply(format, frames, params.includeUsage(), mapper), metrics::generation);
             scheduler.submit(job);
-            return new Answer.Stream(frames.onTermination().invoke(job::cancel));
+            return new Answer.Stream(frames.onTermination().invoke(job::cancel), route);
         }
         CompletableFuture<HttpReply> reply = new CompletableFuture<>();
-        GenerationJob job = new GenerationJob(model, plans, promptTokens, params,
+        GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params,
                 new CollectedReply(format, reply, mapper), metrics::generation);
         scheduler.submit(job);
-        return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel));
+        return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel), route);
     }
 
     /** n choices of one prompt, after checking that the prompt leaves room for at least one token. */
@@ -140,12 +169,15 @@ public class GenerationService {
         return ids;
     }
 
-    /** A reply: a whole JSON response, or a stream of server-sent events. */
+    /** A reply: a whole JSON response, or a stream of server-sent events; either with the router's decision. */
     sealed interface Answer permits Answer.Whole, Answer.Stream {
-        record Whole(Uni<HttpReply> reply) implements Answer {
+        /** Where the request runs, when the model routes requests. */
+        Optional<RouteDecision> route();
+
+        record Whole(Uni<HttpReply> reply, Optional<RouteDecision> route) implements Answer {
         }
 
-        record Stream(Multi<byte[]> frames) implements Answer {
+        record Stream(Multi<byte[]> frames, Optional<RouteDecision> route) implements Answer {
         }
     }
 }

@@ -1,13 +1,16 @@
 package dev.laneway.runtime.api;
 
 import dev.laneway.runtime.api.GenerationService.Answer;
+import dev.laneway.spi.Laya;
+import dev.laneway.spi.RouteDecision;
 import io.smallrye.mutiny.Multi;
 import jakarta.ws.rs.core.MediaType;
 import org.jboss.resteasy.reactive.RestMulti;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
+import java.util.Optional;
 
 /** Puts answers on the wire, and checks what comes in. */
 final class HttpAnswers {
@@ -16,22 +19,30 @@ final class HttpAnswers {
 
     /**
      * A JSON response or an event stream, through one return type so that the request body decides which. The
-     * resource methods declare no {@code @Produces}: the Content-Type is set here.
+     * resource methods declare no {@code @Produces}: the Content-Type is set here. A routed request's response, of
+     * either kind and whatever its status, carries the router's decision in {@code X-Laneway-Route}.
      */
     static RestMulti<byte[]> toHttp(Answer answer) {
         if (answer instanceof Answer.Stream stream) {
-            return RestMulti.fromMultiData(stream.frames())
+            RestMulti.SyncRestMulti.Builder<byte[]> builder = RestMulti.fromMultiData(stream.frames())
                     .status(200)
                     .header("Content-Type", HttpReply.EVENT_STREAM)
                     .header("Cache-Control", "no-cache")
-                    .header("X-Accel-Buffering", "no")
-                    .build();
+                    .header("X-Accel-Buffering", "no");
+            answer.route().ifPresent(r -> builder.header(Laya.HEADER, r.describe()));
+            return builder.build();
         }
         return RestMulti.fromUniResponse(((Answer.Whole) answer).reply(),
                 reply -> Multi.createFrom().item(reply.body()),
-                reply -> reply.headers().entrySet().stream()
-                        .collect(Collectors.toMap(Map.Entry::getKey, e -> List.of(e.getValue()))),
+                reply -> headers(reply, answer.route()),
                 HttpReply::status);
+    }
+
+    private static Map<String, List<String>> headers(HttpReply reply, Optional<RouteDecision> route) {
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        reply.headers().forEach((name, value) -> headers.put(name, List.of(value)));
+        route.ifPresent(r -> headers.put(Laya.HEADER, List.of(r.describe())));
+        return headers;
     }
 
     /** A body is read as JSON when it says so or says nothing; any other declared type is a 415. */

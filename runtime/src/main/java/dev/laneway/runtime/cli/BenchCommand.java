@@ -2,6 +2,8 @@ package dev.laneway.runtime.cli;
 
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.RouteDecision;
+import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.Sampling;
 import dev.laneway.spi.ServedModel;
 import picocli.CommandLine.Command;
@@ -15,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 
@@ -49,6 +52,9 @@ final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** The device the runs go to: the router's choice, or the model's device. */
+    private String device;
+
     @Override
     public Integer call() {
         if (promptTokens < 1 || genTokens < 1 || runs < 1) {
@@ -61,11 +67,15 @@ final class BenchCommand implements Callable<Integer> {
                         + m.info().contextLength() + " tokens");
             }
             int[] prompt = randomPrompt(m.info().vocabSize(), promptTokens);
-            run(m, prompt);
+            // With --laya the router decides once, by the prompt's text, and every run goes where it said.
+            Optional<RouteDecision> route = m.route(RoutingInput.prompt(m.detokenize(prompt)));
+            device = route.map(RouteDecision::device).orElse(m.info().device());
+            route.ifPresent(d -> spec.commandLine().getErr().println(RunCommand.routeLine(m, d)));
+            run(m, route, prompt);
             List<Double> pp = new ArrayList<>();
             List<Double> tg = new ArrayList<>();
             for (int i = 0; i < runs; i++) {
-                GenerationResult r = run(m, prompt);
+                GenerationResult r = run(m, route, prompt);
                 pp.add(r.promptTokens() * 1e9 / r.promptNanos());
                 tg.add(r.generatedTokens() * 1e9 / r.generationNanos());
             }
@@ -79,9 +89,10 @@ final class BenchCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    private GenerationResult run(ServedModel m, int[] prompt) {
-        return m.generate(new GenerationRequest(prompt, genTokens, Sampling.GREEDY, GenerationRequest.NO_LOGPROBS,
-                true), t -> true);
+    private GenerationResult run(ServedModel m, Optional<RouteDecision> route, int[] prompt) {
+        GenerationRequest request = new GenerationRequest(prompt, genTokens, Sampling.GREEDY,
+                GenerationRequest.NO_LOGPROBS, true);
+        return route.isPresent() ? m.generate(request, route.get(), t -> true) : m.generate(request, t -> true);
     }
 
     /** Token ids drawn past the first few (special tokens), the same for every run. */
@@ -107,16 +118,16 @@ final class BenchCommand implements Callable<Integer> {
         row(out, name, m, "tg" + genTokens + " @ d" + promptTokens, tg);
     }
 
-    private static void row(PrintWriter out, String name, ServedModel m, String test, List<Double> v) {
+    private void row(PrintWriter out, String name, ServedModel m, String test, List<Double> v) {
         out.printf(Locale.ROOT, "| %s | %s | %s | %s | %.2f | %.2f | %.2f |%n", name, m.info().route(),
-                m.info().device(), test, median(v), v.stream().mapToDouble(d -> d).min().orElse(0),
+                device, test, median(v), v.stream().mapToDouble(d -> d).min().orElse(0),
                 v.stream().mapToDouble(d -> d).max().orElse(0));
     }
 
     private String json(ServedModel m, List<Double> pp, List<Double> tg) {
         return String.format(Locale.ROOT, "{\"model\":\"%s\",\"route\":\"%s\",\"device\":\"%s\",\"n_prompt\":%d,"
                         + "\"n_gen\":%d,\"repetitions\":%d,\"pp_tok_s\":%.3f,\"tg_tok_s\":%.3f,\"pp_runs\":%s,\"tg_runs\":%s}",
-                m.id().replace("\"", "'"), m.info().route(), m.info().device(), promptTokens, genTokens, runs,
+                m.id().replace("\"", "'"), m.info().route(), device, promptTokens, genTokens, runs,
                 median(pp), median(tg), array(pp), array(tg));
     }
 

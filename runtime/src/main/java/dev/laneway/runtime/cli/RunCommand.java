@@ -3,8 +3,11 @@ package dev.laneway.runtime.cli;
 import dev.laneway.runtime.text.IncrementalText;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.RouteDecision;
+import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.Sampling;
 import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.TokenSink;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -12,6 +15,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 
@@ -69,22 +73,33 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try (ServedModel m = OpenedModel.open(model, err)) {
             int[] ids = m.tokenize(prompt, true, true);
+            // With --laya the router decides (and logs) where the prompt runs.
+            Optional<RouteDecision> route = m.route(RoutingInput.prompt(prompt));
             IncrementalText text = new IncrementalText(m);
             out.print(prompt);
             out.flush();
-            GenerationResult r = m.generate(new GenerationRequest(ids, tokens, sampling), t -> {
+            TokenSink sink = t -> {
                 out.print(text.add(t.id()));
                 out.flush();
                 return true;
-            });
+            };
+            GenerationRequest request = new GenerationRequest(ids, tokens, sampling);
+            GenerationResult r = route.isPresent() ? m.generate(request, route.get(), sink) : m.generate(request, sink);
             out.println(text.flush());
             out.flush();
             err.printf("%nprompt: %d tokens, %.1f tok/s; generated: %d tokens, %.1f tok/s; finish: %s%n",
                     r.promptTokens(), perSecond(r.promptTokens(), r.promptNanos()), r.generatedTokens(),
                     perSecond(r.generatedTokens(), r.generationNanos()), r.finish().name().toLowerCase());
+            route.ifPresent(d -> err.println(routeLine(m, d)));
             err.flush();
         }
         return ExitCodes.OK;
+    }
+
+    /** {@code route: <class> <confidence> <device> (candidates: ...)}: where the router sent the prompt. */
+    static String routeLine(ServedModel m, RouteDecision d) {
+        return "route: " + d.describe() + " (candidates: "
+                + m.info().metadata().getOrDefault("laya.candidates", m.info().device()) + ")";
     }
 
     static double perSecond(int tokens, long nanos) {

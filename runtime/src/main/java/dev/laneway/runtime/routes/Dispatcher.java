@@ -1,6 +1,7 @@
 package dev.laneway.runtime.routes;
 
 import dev.laneway.spi.Claim;
+import dev.laneway.spi.Laya;
 import dev.laneway.spi.OptionRefusal;
 import dev.laneway.spi.Route;
 import dev.laneway.spi.RouteContext;
@@ -19,7 +20,8 @@ import java.util.TreeSet;
 /**
  * Chooses the route that serves a model directory (BRIEF §3): routes are asked in order, the first claim whose
  * options are all accepted wins. An optional route that cannot serve steps aside; a non-optional one that recognises
- * the directory but cannot serve it, or cannot honour an option, refuses fatally. Nothing is opened here.
+ * the directory but cannot serve it, or cannot honour an option, refuses fatally. A {@code --laya} directory without
+ * a router checkpoint is refused once a route would serve. Nothing is opened here.
  */
 public final class Dispatcher {
     private final List<Route> routes;
@@ -56,7 +58,12 @@ public final class Dispatcher {
                 continue;
             }
             Optional<String> unhonoured = unhonouredOption(route, options, keysUsedToDecline);
-            if (unhonoured.isEmpty()) {
+            Optional<String> noCheckpoint = options.laya().flatMap(Laya::missingCheckpoint);
+            if (unhonoured.isEmpty() && noCheckpoint.isPresent()) {
+                // The route would honour --laya, but there is nothing to honour: fatal whichever route it is.
+                verdicts.add(new Verdict(route, Verdict.Kind.REFUSED, noCheckpoint.get()));
+                refusal = noCheckpoint.get();
+            } else if (unhonoured.isEmpty()) {
                 verdicts.add(new Verdict(route, Verdict.Kind.SERVES, ((Claim.Mine) claim).shape()));
                 serving = route;
             } else if (optional) {

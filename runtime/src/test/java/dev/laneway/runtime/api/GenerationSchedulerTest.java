@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -42,8 +43,8 @@ class GenerationSchedulerTest {
                 List.of(), 1, GenerationRequest.NO_LOGPROBS, false, false, false);
         int[] prompt = model.tokenize("hold:", true, true);
         ReplyFormat format = new CompletionFormat(ReplyHeader.fresh("cmpl-", ScriptedModel.ID), false);
-        return new GenerationJob(model, List.of(new ChoicePlan(0, prompt, 2, params.sampling(0))), prompt.length,
-                params, new CollectedReply(format, reply, new ObjectMapper()), result -> { });
+        return new GenerationJob(model, Optional.empty(), List.of(new ChoicePlan(0, prompt, 2, params.sampling(0))),
+                prompt.length, params, new CollectedReply(format, reply, new ObjectMapper()), result -> { });
     }
 
     private static void await(IntSupplier count, int expected) throws InterruptedException {

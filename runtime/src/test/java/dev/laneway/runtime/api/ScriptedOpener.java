@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A test tool: serves a {@link ScriptedModel} instead of opening a real one. With {@code scripted.hold-loading}
- * the model stays loading until a test opens {@link #LOADING}.
+ * the model stays loading until a test opens {@link #LOADING}; with {@code scripted.routed} it routes requests
+ * ({@link RoutingScriptedModel}).
  */
 @Alternative
 @ApplicationScoped
@@ -25,6 +26,7 @@ public class ScriptedOpener implements ModelOpener {
         if (hold && !LOADING.await(60, TimeUnit.SECONDS)) {
             throw new IllegalStateException("the test never let the model load");
         }
-        return new ScriptedModel();
+        boolean routed = ConfigProvider.getConfig().getOptionalValue("scripted.routed", Boolean.class).orElse(false);
+        return routed ? new RoutingScriptedModel() : new ScriptedModel();
     }
 }

@@ -24,4 +24,13 @@ public class ScriptedProfile implements QuarkusTestProfile {
             return Map.of("laneway.model", "scripted", "scripted.hold-loading", "true");
         }
     }
+
+    /** The same server with a model that routes requests, as one served with {@code --laya} does. */
+    public static class Routed extends ScriptedProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("laneway.model", "scripted", "laneway.streams", "1", "laneway.queue.max", "1",
+                    "scripted.routed", "true");
+        }
+    }
 }

@@ -57,9 +57,9 @@ class DxCommandsTest {
     void routesShowsDxServingADenseModelAndWhy() {
         CommandLineTest.Outcome o = run("routes", "-m", stories.toString());
         assertEquals(ExitCodes.OK, o.code(), o.out());
-        assertTrue(o.out().contains("1. dx       (priority 100)         serves     llama: 5 layers, hidden 64"), o.out());
+        assertTrue(o.out().contains("1. dx        (priority 100)         serves     llama: 5 layers, hidden 64"), o.out());
         assertTrue(o.out().contains("; fused layers (interleaved rope, separate head)"), o.out());
-        assertTrue(o.out().contains("2. generic  (generic, asked last)  not asked"), o.out());
+        assertTrue(o.out().contains("3. generic   (generic, asked last)  not asked"), o.out());
         assertTrue(o.out().endsWith("served by: dx\n"), o.out());
     }
 
@@ -67,7 +67,7 @@ class DxCommandsTest {
     void dxOffHandsTheModelToTheGenericRouteWithTheSameOutput() {
         CommandLineTest.Outcome routes = run("routes", "-m", stories.toString(), "--opt", "dx=off");
         assertEquals(ExitCodes.OK, routes.code(), routes.out());
-        assertTrue(routes.out().contains("1. dx       (priority 100)         declines   --opt dx=off"), routes.out());
+        assertTrue(routes.out().contains("1. dx        (priority 100)         declines   --opt dx=off"), routes.out());
         assertTrue(routes.out().endsWith("served by: generic\n"), routes.out());
 
         CommandLineTest.Outcome dx = run("run", "-m", stories.toString(), "-p", PROMPT, "-n", "48");
@@ -88,7 +88,7 @@ class DxCommandsTest {
         List<String> args = command("routes", option);
         CommandLineTest.Outcome routes = run(args.toArray(String[]::new));
         assertEquals(ExitCodes.OK, routes.code(), routes.out());
-        assertTrue(routes.out().contains("1. dx       (priority 100)         declines   " + reason), routes.out());
+        assertTrue(routes.out().contains("1. dx        (priority 100)         declines   " + reason), routes.out());
         assertTrue(routes.out().endsWith("served by: generic\n"), routes.out());
 
         List<String> runArgs = command("run", option);
@@ -111,7 +111,7 @@ class DxCommandsTest {
     void laYaMakesDxStepAsideNamingIt() throws IOException {
         Path router = Files.createDirectories(tmp.resolve("router"));
         CommandLineTest.Outcome routes = run("routes", "-m", stories.toString(), "--laya", router.toString());
-        assertTrue(routes.out().contains("1. dx       (priority 100)         declines   route 'dx' does not honour "
+        assertTrue(routes.out().contains("1. dx        (priority 100)         declines   route 'dx' does not honour "
                 + "--laya " + router + ": dx runs on the host only, without a router"), routes.out());
     }
 
@@ -152,7 +152,7 @@ class DxCommandsTest {
 
         CommandLineTest.Outcome routes = run("routes", "-m", phi.toString());
         assertEquals(ExitCodes.OK, routes.code(), routes.out());
-        assertTrue(routes.out().contains("1. dx       (priority 100)         declines   " + reason), routes.out());
+        assertTrue(routes.out().contains("1. dx        (priority 100)         declines   " + reason), routes.out());
         assertTrue(routes.out().endsWith("served by: generic\n"), routes.out());
 
         CommandLineTest.Outcome forced = run("run", "-m", phi.toString(), "--opt", "dx=on", "--device", "counting",

@@ -78,6 +78,33 @@ class ModelCommandsTest {
     }
 
     @Test
+    void aDirectoryWithALaneGoesToTheFastLaneAndWithoutOneToAnotherRoute() throws IOException {
+        Path lane = tmp.resolve("with-lane");
+        assertEquals(ExitCodes.OK, run("pack", stories().toString(), "-o", lane.toString(), "--lane").code());
+        assertTrue(Files.isRegularFile(lane.resolve("npu/lane.json")));
+        CommandLineTest.Outcome routes = run("routes", "-m", lane.toString());
+        assertTrue(routes.out().contains("served by: fastlane"), routes.out());
+        if (BuiltRoutes.withDx()) {
+            assertTrue(routes.out().matches("(?s).*dx .*declines +the directory carries a lane .*: the fast lane"
+                    + " serves it.*"), routes.out());
+            CommandLineTest.Outcome forced = run("routes", "-m", lane.toString(), "--opt", "dx=on");
+            assertTrue(forced.out().contains("served by: dx"), forced.out());
+        }
+        CommandLineTest.Outcome r = run("run", "-m", lane.toString(), "-p", "Once upon a time", "-n", "64");
+        assertEquals("Once upon a time" + GOLDEN_CONTINUATION + "\n", r.out(), r.err());
+
+        Path plain = tmp.resolve("without-lane");
+        assertEquals(ExitCodes.OK, run("pack", stories().toString(), "-o", plain.toString()).code());
+        CommandLineTest.Outcome other = run("routes", "-m", plain.toString());
+        assertTrue(other.out().contains("served by: " + BuiltRoutes.denseModelRoute()), other.out());
+        CommandLineTest.Outcome withoutDx = BuiltRoutes.withDx()
+                ? run("routes", "-m", plain.toString(), "--opt", "dx=off") : other;
+        assertTrue(withoutDx.out().matches("(?s).*fastlane .*declines +no kernels directory: set LANEWAY_KERNELS.*"),
+                withoutDx.out());
+        assertTrue(withoutDx.out().contains("served by: generic"), withoutDx.out());
+    }
+
+    @Test
     void packRefusesAnExistingOutputAndAnUnknownQuant() {
         CommandLineTest.Outcome exists = run("pack", stories().toString(), "-o", tmp.toString());
         assertEquals(ExitCodes.USAGE, exists.code());
@@ -134,5 +161,57 @@ class ModelCommandsTest {
         CommandLineTest.Outcome o = run("tokenize", "-m", gguf.toString(), "-f", gguf + ".inp");
         assertEquals(ExitCodes.OK, o.code(), o.err());
         assertEquals(Files.readString(Path.of(gguf + ".out")).stripTrailing(), o.out().stripTrailing());
+    }
+
+    private static Path checkpoint(String name) throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        Files.writeString(dir.resolve("route-policy.json"), "{\"min_confidence\": 0.16, \"default\": \"cpu\", "
+                + "\"classes\": {\"code\": {\"device\": \"cpu\"}, \"short\": {\"device\": \"npu\"}}}");
+        return dir;
+    }
+
+    @Test
+    void runWithLayaIsRoutedAndSaysWhere() throws IOException {
+        Path laya = checkpoint("laya-heuristic");
+        CommandLineTest.Outcome o = run("run", "-m", stories().toString(), "--laya", laya.toString(), "-p",
+                "Write a Python function that reverses a list", "-n", "4");
+        assertEquals(ExitCodes.OK, o.code(), o.err());
+        assertTrue(o.err().contains("route: code 0.24 cpu (candidates: cpu)"), o.err());
+        assertTrue(o.out().startsWith("Write a Python function"), o.out());
+    }
+
+    @Test
+    void runWithAScorerCheckpointAsksTheScorer() throws IOException {
+        Path laya = checkpoint("laya-scorer");
+        CommandLineTest.Outcome pack = run("pack", stories().toString(), "-o", laya.resolve("scorer").toString());
+        assertEquals(ExitCodes.OK, pack.code(), pack.err());
+        CommandLineTest.Outcome o = run("run", "-m", stories().toString(), "--laya", laya.toString(), "-p",
+                "Once upon a time", "-n", "4");
+        assertEquals(ExitCodes.OK, o.code(), o.err());
+        assertTrue(o.err().matches("(?s).*route: (code|prose|short) 0\\.\\d\\d cpu \\(candidates: cpu\\)\\R.*"),
+                o.err());
+    }
+
+    @Test
+    void aLayaDirectoryWithoutAPolicyIsRefusedByName() {
+        Path missing = tmp.resolve("no-checkpoint");
+        String line = "laya: no checkpoint at " + missing + " (expected route-policy.json)";
+        CommandLineTest.Outcome routes = run("routes", "-m", stories().toString(), "--laya", missing.toString());
+        assertEquals(ExitCodes.USAGE, routes.code(), routes.out());
+        assertTrue(routes.out().contains("refused: " + line), routes.out());
+        CommandLineTest.Outcome r = run("run", "-m", stories().toString(), "--laya", missing.toString(), "-p", "x");
+        assertEquals(ExitCodes.USAGE, r.code(), r.err());
+        assertTrue(r.err().contains(line), r.err());
+    }
+
+    @Test
+    void benchWithLayaRoutesOnceAndReportsTheDevice() throws IOException {
+        Path laya = checkpoint("laya-bench");
+        CommandLineTest.Outcome o = run("bench", "-m", stories().toString(), "--laya", laya.toString(), "-p", "8",
+                "-n", "4", "-r", "1", "--json");
+        assertEquals(ExitCodes.OK, o.code(), o.err());
+        assertTrue(o.err().matches("(?s).*route: (code|prose|short) 0\\.\\d\\d cpu \\(candidates: cpu\\)\\R.*"),
+                o.err());
+        assertTrue(o.out().contains("\"route\":\"generic\",\"device\":\"cpu\""), o.out());
     }
 }

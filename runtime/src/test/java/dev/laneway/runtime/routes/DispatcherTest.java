@@ -118,9 +118,10 @@ class DispatcherTest {
         dx.refusal = o -> o.laya().map(l -> new OptionRefusal("--laya " + l, "it runs on the host only"));
         TestRoute generic = new TestRoute("generic", 0);
         generic.generic = true;
-        DispatchReport report = dispatcher(dx, generic).dispatch(dir, RouteOptions.defaults().withLaya(Path.of("r")));
+        Path laya = checkpoint();
+        DispatchReport report = dispatcher(dx, generic).dispatch(dir, RouteOptions.defaults().withLaya(laya));
         assertEquals("generic", report.serving().orElseThrow().name());
-        assertEquals("steps aside: route 'dx' does not honour --laya r: it runs on the host only",
+        assertEquals("steps aside: route 'dx' does not honour --laya " + laya + ": it runs on the host only",
                 report.declines().get(0).reason());
     }
 
@@ -170,5 +171,96 @@ class DispatcherTest {
         DispatchReport report = dispatcher(broken, generic).dispatch(dir, RouteOptions.defaults());
         assertEquals("generic", report.serving().orElseThrow().name());
         assertTrue(report.verdicts().get(0).reason().contains("boom"));
+    }
+
+    /** A route that behaves as dx does with --laya: optional unless forced with --opt dx=on, and it declines --laya. */
+    private static TestRoute dxLike() {
+        TestRoute dx = new TestRoute("dx", 100);
+        dx.optKeys = Set.of("dx");
+        dx.optional = true;
+        dx.refusal = o -> o.laya().map(l -> new OptionRefusal("--laya " + l,
+                "it fuses each layer on one device and cannot route requests"));
+        return dx;
+    }
+
+    private static TestRoute genericRoute() {
+        TestRoute generic = new TestRoute("generic", 0);
+        generic.generic = true;
+        generic.optKeys = Set.of("threads");
+        return generic;
+    }
+
+    private Path checkpoint() throws IOException {
+        Path laya = Files.createDirectories(dir.resolve("laya"));
+        Files.writeString(laya.resolve("route-policy.json"), "{\"min_confidence\": 0.16, \"default\": \"cpu\"}");
+        return laya;
+    }
+
+    @Test
+    void layaWithDxForcedIsRefusedByNameBeforeAnyDeviceOpens() throws IOException {
+        markers("dx", "generic");
+        TestRoute dx = dxLike();
+        dx.optional = false;
+        TestRoute generic = genericRoute();
+        Path laya = checkpoint();
+        RouteOptions options = RouteOptions.defaults().withOpt("dx", "on").withLaya(laya);
+        DispatchException e = assertThrows(DispatchException.class,
+                () -> dispatcher(dx, generic).open(dir, options, new RouteContext(dir)));
+        assertEquals("route 'dx' does not honour --laya " + laya
+                + ": it fuses each layer on one device and cannot route requests", e.getMessage());
+        assertEquals(List.of("claim"), dx.calls, "dx is never opened");
+        assertTrue(generic.calls.isEmpty(), "nor is the generic route asked");
+    }
+
+    @Test
+    void layaMakesDxStepAsideByNameAndTheGenericRouteServes() throws IOException {
+        markers("dx", "generic");
+        TestRoute dx = dxLike();
+        TestRoute generic = genericRoute();
+        Path laya = checkpoint();
+        DispatchReport report = dispatcher(dx, generic).dispatch(dir, RouteOptions.defaults().withLaya(laya));
+        assertEquals("generic", report.serving().orElseThrow().name());
+        assertEquals("steps aside: route 'dx' does not honour --laya " + laya
+                + ": it fuses each layer on one device and cannot route requests", report.declines().get(0).reason());
+    }
+
+    @Test
+    void aLayaDirectoryWithoutAPolicyIsRefusedWithItsOwnLineBeforeOpen() throws IOException {
+        markers("generic");
+        TestRoute generic = genericRoute();
+        Path empty = Files.createDirectories(dir.resolve("not-a-checkpoint"));
+        RouteOptions options = RouteOptions.defaults().withLaya(empty);
+        DispatchReport report = dispatcher(generic).dispatch(dir, options);
+        assertEquals("laya: no checkpoint at " + empty + " (expected route-policy.json)", report.refusal().orElseThrow());
+        assertEquals(Verdict.Kind.REFUSED, report.verdicts().get(0).kind());
+        DispatchException e = assertThrows(DispatchException.class,
+                () -> dispatcher(generic).open(dir, options, new RouteContext(dir)));
+        assertEquals(report.refusal().orElseThrow(), e.getMessage());
+        assertFalse(generic.calls.contains("open"));
+    }
+
+    @Test
+    void aMissingCheckpointIsFatalEvenForAnOptionalRouteThatWouldHonourLaya() throws IOException {
+        markers("lane", "generic");
+        TestRoute lane = new TestRoute("lane", 50);
+        lane.optional = true;
+        TestRoute generic = genericRoute();
+        Path missing = dir.resolve("nowhere");
+        DispatchReport report = dispatcher(lane, generic).dispatch(dir, RouteOptions.defaults().withLaya(missing));
+        assertEquals("laya: no checkpoint at " + missing + " (expected route-policy.json)",
+                report.refusal().orElseThrow());
+        assertEquals(Verdict.Kind.NOT_ASKED, report.verdicts().get(1).kind(), "no route serves without it");
+    }
+
+    @Test
+    void dxForcedNamesItsOwnRefusalEvenWhenTheCheckpointIsMissing() throws IOException {
+        markers("dx", "generic");
+        TestRoute dx = dxLike();
+        dx.optional = false;
+        Path missing = dir.resolve("nowhere");
+        DispatchReport report = dispatcher(dx, genericRoute()).dispatch(dir,
+                RouteOptions.defaults().withOpt("dx", "on").withLaya(missing));
+        assertTrue(report.refusal().orElseThrow().startsWith("route 'dx' does not honour --laya "),
+                report.refusal().get());
     }
 }

@@ -1,0 +1,45 @@
+package dev.laneway.engine.forward;
+
+import dev.laneway.engine.kernels.KvCache;
+
+import java.util.List;
+
+/**
+ * A forward submitted to the device as one run per forward call: all layers, then the output head, in one
+ * submission, as a lane's fixed kernel set runs a token. Diagnostics name the submission and its position.
+ */
+public final class OneSubmissionForward implements LaneForward {
+    /** The kernel name of a whole-token submission. */
+    public static final String KERNEL = "lane_token";
+
+    private final LaneForward inner;
+    private final StepInfo info;
+
+    public OneSubmissionForward(LaneForward inner) {
+        this.inner = inner;
+        this.info = new StepInfo(KERNEL, -1, "", List.of("x", "logits"));
+    }
+
+    @Override
+    public Dims dims() {
+        return inner.dims();
+    }
+
+    @Override
+    public ForwardState newState(int maxBatch, KvCache.Precision kv) {
+        return inner.newState(maxBatch, kv);
+    }
+
+    @Override
+    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
+        float[][] logits = new float[1][];
+        runner.run(info, (s, batch, pos) -> logits[0] = inner.forward(s, tokens, offset, batch, pos, StepRunner.DIRECT),
+                state, n, startPos);
+        return logits[0];
+    }
+
+    @Override
+    public float[] buffer(ForwardState state, String name) {
+        return inner.buffer(state, name);
+    }
+}
