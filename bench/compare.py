@@ -14,9 +14,10 @@ The llama.cpp binaries come from $LLAMA_CPP_BIN, else from the peer build script
 Output format (stable, one row per model and test):
   | model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |
 
-With --routes, Laneway's own routes are compared instead, alternately, on the same container: the private dx route
-(--opt dx=on) against the model-generic route (--opt dx=off); llama.cpp is not run.
-  | model | quant | test | dx tok/s | generic tok/s | dx / generic | dx RSS MiB | generic RSS MiB |
+With --routes, Laneway's own routes are compared instead, alternately, on the same weights: the private dx route
+(--opt dx=on), the fast lane (the container packed with --lane) and the model-generic route (--opt dx=off);
+llama.cpp is not run.
+  | model | quant | test | dx tok/s | fastlane tok/s | generic tok/s | dx / generic | fastlane / dx | RSS MiB ... |
 """
 import argparse
 import json
@@ -57,10 +58,11 @@ def file_type(gguf):
     return 0
 
 
-def pack(gguf, quant, cache):
-    target = os.path.join(cache, "%s-%s" % (os.path.basename(gguf).rsplit(".", 1)[0], quant))
+def pack(gguf, quant, cache, lane=False):
+    target = os.path.join(cache, "%s-%s%s" % (os.path.basename(gguf).rsplit(".", 1)[0], quant, "-lane" if lane else ""))
     if not os.path.isdir(target):
-        run_measured([os.path.join(HOME, "laneway"), "pack", gguf, "-o", target, "--quant", quant])
+        run_measured([os.path.join(HOME, "laneway"), "pack", gguf, "-o", target, "--quant", quant]
+                     + (["--lane"] if lane else []))
     return target
 
 
@@ -94,7 +96,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--laneway-opt", action="append", default=[])
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "laneway-compare"))
-    parser.add_argument("--routes", action="store_true", help="compare the dx route with the generic route")
+    parser.add_argument("--routes", action="store_true", help="compare the dx, fast lane and generic routes")
     args = parser.parse_args()
     if args.routes:
         compare_routes(args)
@@ -123,26 +125,28 @@ def main():
 
 
 def compare_routes(args):
-    """dx against the generic route on the same container, alternating rounds."""
+    """dx, the fast lane and the generic route on the same weights, in alternating rounds."""
     os.makedirs(args.cache, exist_ok=True)
-    print("| model | quant | test | dx tok/s | generic tok/s | dx / generic | dx RSS MiB | generic RSS MiB |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| model | quant | test | dx tok/s | fastlane tok/s | generic tok/s | dx / generic | fastlane / dx"
+          " | RSS MiB dx / fastlane / generic |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for gguf in args.models:
         ftype = file_type(gguf)
         quant = QUANT_OF_FILE_TYPE.get(ftype, "q8")
         container = pack(gguf, quant, args.cache)
-        dx, generic = [], []
+        lane = pack(gguf, quant, args.cache, lane=True)
+        runs = {"dx": [], "fastlane": [], "generic": []}
         for _ in range(args.rounds):
-            dx.append(laneway_round(container, args, ["dx=on"]))
-            generic.append(laneway_round(container, args, ["dx=off"]))
+            runs["dx"].append(laneway_round(container, args, ["dx=on"]))
+            runs["fastlane"].append(laneway_round(lane, args))
+            runs["generic"].append(laneway_round(container, args, ["dx=off"]))
         name = os.path.basename(gguf)
         source = FILE_TYPE_NAME.get(ftype, str(ftype))
         for i, test in enumerate(["pp%d" % args.p, "tg%d@d%d" % (args.n, args.p)]):
-            ours = statistics.median(r[i] for r in dx)
-            theirs = statistics.median(r[i] for r in generic)
-            print("| %s | %s->%s | %s | %.2f | %.2f | %.3f | %.0f | %.0f |" % (
-                name, source, quant, test, ours, theirs, ours / theirs,
-                max(r[2] for r in dx), max(r[2] for r in generic)))
+            dx, fast, generic = (statistics.median(r[i] for r in runs[k]) for k in ("dx", "fastlane", "generic"))
+            rss = " / ".join("%.0f" % max(r[2] for r in runs[k]) for k in ("dx", "fastlane", "generic"))
+            print("| %s | %s->%s | %s | %.2f | %.2f | %.2f | %.3f | %.3f | %s |" % (
+                name, source, quant, test, dx, fast, generic, dx / generic, fast / dx, rss))
         sys.stdout.flush()
 
 

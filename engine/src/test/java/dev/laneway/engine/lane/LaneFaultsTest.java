@@ -9,14 +9,21 @@ import dev.laneway.spi.device.DeviceContext;
 import dev.laneway.spi.device.DeviceFault;
 import dev.laneway.spi.device.KernelRun;
 import dev.laneway.engine.forward.LaneForward;
+import dev.laneway.engine.container.Container;
 import dev.laneway.engine.forward.OneSubmissionForward;
+import dev.laneway.engine.kernels.natives.KernelsChooser;
+import dev.laneway.engine.model.ForwardCompiler;
+import dev.laneway.engine.testing.Packed;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -34,19 +41,40 @@ class LaneFaultsTest {
     private final ManualClock clock = new ManualClock();
 
     /**
-     * How a lane submits a position: op by op (the generic route) or as one submission per token, all layers and the
-     * head (the fast lane). A one-submission run has no layer of its own, so faults aimed at a layer hit the token.
+     * How a lane submits a position: op by op (the generic route), or as one submission per token, all layers and the
+     * head, over the per-op forward or over the fused layers on the native kernels (the fast lane on the host). A
+     * one-submission run has no layer of its own, so faults aimed at a layer hit the token.
      */
     enum Execution {
-        PER_OP, ONE_SUBMISSION;
+        PER_OP, ONE_SUBMISSION, FUSED_ONE_SUBMISSION;
 
         LaneForward forward() {
-            return this == PER_OP ? Stories260k.forward() : new OneSubmissionForward(Stories260k.forward());
+            return switch (this) {
+                case PER_OP -> Stories260k.forward();
+                case ONE_SUBMISSION -> new OneSubmissionForward(Stories260k.forward());
+                case FUSED_ONE_SUBMISSION -> new OneSubmissionForward(fusedStories260k());
+            };
         }
 
         int layer(int layer) {
             return this == PER_OP ? layer : -1;
         }
+    }
+
+    private static LaneForward fused;
+
+    /** stories260K's fused forward, compiled once: its kernels live as long as the test JVM. */
+    private static synchronized LaneForward fusedStories260k() {
+        if (fused == null) {
+            try {
+                Container container = Container.open(Packed.stories260k("f32"));
+                fused = ForwardCompiler.FUSED.compile(container, Stories260k.DIMS,
+                        KernelsChooser.choose(Optional.of("native"), 2));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return fused;
     }
 
     private LanePool pool(Execution ex, ChaosDevice device, int streams) {
@@ -68,8 +96,8 @@ class LaneFaultsTest {
         return ids;
     }
 
-    private static List<Integer> faultFree() {
-        return generate(LanePool.create(1, new HostDevice(), Stories260k.forward(), 8, new int[]{Stories260k.EOS},
+    private static List<Integer> faultFree(Execution ex) {
+        return generate(LanePool.create(1, new HostDevice(), ex.forward(), 8, new int[]{Stories260k.EOS},
                 LaneTimeouts.DEFAULT, ContextGate.open(), Clock.SYSTEM));
     }
 
@@ -82,7 +110,7 @@ class LaneFaultsTest {
     void idleGapsBetweenGenerationsDoNotFailFreshContexts(Execution ex) {
         ChaosDevice device = chaos(ChaosConfig.none().withIdleTimeout(Duration.ofSeconds(5), Duration.ofMinutes(3)));
         LanePool pool = pool(ex, device, 1);
-        List<Integer> expected = faultFree();
+        List<Integer> expected = faultFree(ex);
         int ok = 0;
         for (int round = 0; round < 10; round++) {
             clock.advance(round % 2 == 0 ? Duration.ofSeconds(15) : Duration.ofSeconds(120));
@@ -119,7 +147,7 @@ class LaneFaultsTest {
     @ParameterizedTest
     @EnumSource(Execution.class)
     void aTimeoutAtLayerThreeOfPositionTenFailsThatGenerationWithADiagnosticAndTheNextOneIsExact(Execution ex) {
-        List<Integer> expected = faultFree();
+        List<Integer> expected = faultFree(ex);
         ChaosDevice device = chaos(ChaosConfig.none().withFailAt(10, ex.layer(3)));
         LanePool pool = pool(ex, device, 1);
         DeviceFaultException fault = assertThrows(DeviceFaultException.class, () -> generate(pool));
@@ -142,7 +170,7 @@ class LaneFaultsTest {
         ChaosDevice device = chaos(ChaosConfig.none().withFailAt(3, ex.layer(0)).withAbortThrows(true));
         LanePool pool = pool(ex, device, 1);
         assertThrows(DeviceFaultException.class, () -> generate(pool));
-        assertEquals(faultFree(), generate(pool));
+        assertEquals(faultFree(ex), generate(pool));
         assertEquals(0, device.liveContexts());
     }
 
@@ -157,14 +185,14 @@ class LaneFaultsTest {
         assertEquals(Lane.INIT_KERNEL, pool.faults().recent().get(0).kernel());
         assertEquals(0, device.liveContexts());
         device.reconfigure(ChaosConfig.none());
-        assertEquals(faultFree(), generate(pool));
+        assertEquals(faultFree(ex), generate(pool));
     }
 
     /** Field failure: firmware stops answering under concurrent load; each faulted request fails alone. */
     @ParameterizedTest
     @EnumSource(Execution.class)
     void runsThatTimeOutUnderConcurrentLoadFailOnlyTheirGenerations(Execution ex) throws Exception {
-        List<Integer> expected = faultFree();
+        List<Integer> expected = faultFree(ex);
         ChaosDevice device = chaos(ChaosConfig.none().withLoadTimeouts(true));
         LanePool pool = pool(ex, device, 2);
         // Two contexts held open make the load; a lone generation would pass.
@@ -178,7 +206,7 @@ class LaneFaultsTest {
     @ParameterizedTest
     @EnumSource(Execution.class)
     void liveContextsAreZeroAfterAnyMixOfSuccessesAndFaults(Execution ex) throws Exception {
-        List<Integer> expected = faultFree();
+        List<Integer> expected = faultFree(ex);
         ChaosDevice device = chaos(ChaosConfig.none().withFaultProbability(ex == Execution.PER_OP ? 0.01 : 0.2, 7));
         LanePool pool = pool(ex, device, 3);
         ExecutorService threads = Executors.newFixedThreadPool(3);
@@ -215,7 +243,7 @@ class LaneFaultsTest {
     @ParameterizedTest
     @EnumSource(Execution.class)
     void theWatchdogFailsAGenerationThatStopsMakingProgress(Execution ex) throws Exception {
-        List<Integer> expected = faultFree();
+        List<Integer> expected = faultFree(ex);
         ChaosDevice device = chaos(ChaosConfig.none().withHangAt(6, ex.layer(2)));
         LanePool pool = pool(ex, device, 1);
         Watchdog watchdog = pool.watch(Duration.ofSeconds(30), clock, false);

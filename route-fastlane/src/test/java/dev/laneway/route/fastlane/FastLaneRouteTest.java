@@ -103,7 +103,7 @@ class FastLaneRouteTest {
     }
 
     @Test
-    void generatesWhatThePerOpForwardGeneratesOnBothModels() throws Exception {
+    void generatesWithTheFusedLayersWhatThePerOpForwardGeneratesOnBothModels() throws Exception {
         Path tiny = tmp.resolve("tinystories-lane");
         new CheckpointPacker().pack(shared("models/tinystories-656k"), tiny, new PackOptions(Optional.empty(), true),
                 PackProgress.NONE);
@@ -111,6 +111,7 @@ class FastLaneRouteTest {
             try (var lane = route.open(dir, RouteOptions.defaults(), new RouteContext(tmp));
                  LanewayModel perOp = ModelAssembly.perOp(dir, RouteOptions.defaults(), "generic")) {
                 assertEquals("fastlane", lane.info().route());
+                assertEquals("fused", lane.info().metadata().get("forward"), "the host lane runs the fused layers");
                 int[] prompt = perOp.tokenize("Once upon a time", true, true);
                 assertEquals(greedy(perOp, prompt), greedy(lane, prompt), dir.toString());
             }
