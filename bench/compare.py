@@ -16,7 +16,8 @@ Output format (stable, one row per model and test):
 
 With --routes, Laneway's own routes are compared instead, alternately, on the same weights: the private dx route
 (--opt dx=on), the fast lane (the container packed with --lane) and the model-generic route (--opt dx=off);
-llama.cpp is not run.
+llama.cpp is not run. Each figure is the median of the rounds, then in brackets the best run of all rounds and
+repetitions.
   | model | quant | test | dx tok/s | fastlane tok/s | generic tok/s | dx / generic | fastlane / dx | RSS MiB ... |
 """
 import argparse
@@ -73,7 +74,7 @@ def laneway_round(container, args, opts=()):
         cmd += ["--opt", opt]
     out, rss = run_measured(cmd)
     result = json.loads(out.strip().splitlines()[-1])
-    return result["pp_tok_s"], result["tg_tok_s"], rss
+    return result["pp_tok_s"], result["tg_tok_s"], rss, result["pp_runs"], result["tg_runs"]
 
 
 def llama_round(binary, gguf, args):
@@ -135,18 +136,25 @@ def compare_routes(args):
         quant = QUANT_OF_FILE_TYPE.get(ftype, "q8")
         container = pack(gguf, quant, args.cache)
         lane = pack(gguf, quant, args.cache, lane=True)
-        runs = {"dx": [], "fastlane": [], "generic": []}
-        for _ in range(args.rounds):
-            runs["dx"].append(laneway_round(container, args, ["dx=on"]))
-            runs["fastlane"].append(laneway_round(lane, args))
-            runs["generic"].append(laneway_round(container, args, ["dx=off"]))
+        setups = [("dx", container, ["dx=on"]), ("fastlane", lane, []), ("generic", container, ["dx=off"])]
+        runs = {name: [] for name, _, _ in setups}
+        for r in range(args.rounds):
+            # The order rotates from round to round, so that none of the routes always runs first or last.
+            for name, model, opts in setups[r % 3:] + setups[:r % 3]:
+                runs[name].append(laneway_round(model, args, opts))
         name = os.path.basename(gguf)
         source = FILE_TYPE_NAME.get(ftype, str(ftype))
         for i, test in enumerate(["pp%d" % args.p, "tg%d@d%d" % (args.n, args.p)]):
-            dx, fast, generic = (statistics.median(r[i] for r in runs[k]) for k in ("dx", "fastlane", "generic"))
+            # Medians of the rounds, and in brackets the best run of all: on a shared machine noise only slows a run
+            # down, and the routes share one engine, so the best runs compare the routes with the least noise.
+            med = {k: statistics.median(r[i] for r in runs[k]) for k in runs}
+            best = {k: max(x for r in runs[k] for x in r[3 + i]) for k in runs}
+            cell = lambda k: "%.2f (%.2f)" % (med[k], best[k])
+            ratio = lambda a, b: "%.3f (%.3f)" % (med[a] / med[b], best[a] / best[b])
             rss = " / ".join("%.0f" % max(r[2] for r in runs[k]) for k in ("dx", "fastlane", "generic"))
-            print("| %s | %s->%s | %s | %.2f | %.2f | %.2f | %.3f | %.3f | %s |" % (
-                name, source, quant, test, dx, fast, generic, dx / generic, fast / dx, rss))
+            print("| %s | %s->%s | %s | %s | %s | %s | %s | %s | %s |" % (
+                name, source, quant, test, cell("dx"), cell("fastlane"), cell("generic"),
+                ratio("dx", "generic"), ratio("fastlane", "dx"), rss))
         sys.stdout.flush()
 
 
