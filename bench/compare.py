@@ -14,11 +14,11 @@ The llama.cpp binaries come from $LLAMA_CPP_BIN, else from the peer build script
 Output format (stable, one row per model and test):
   | model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |
 
-With --routes, Laneway's own routes are compared instead, alternately, on the same weights: the private dx route
-(--opt dx=on), the fast lane (the container packed with --lane) and the model-generic route (--opt dx=off);
-llama.cpp is not run. Each figure is the median of the rounds, then in brackets the best run of all rounds and
-repetitions.
-  | model | quant | test | dx tok/s | fastlane tok/s | generic tok/s | dx / generic | fastlane / dx | RSS MiB ... |
+With --routes, Laneway's own routes are compared instead, on the same weights: the private dx route (--opt dx=on),
+the fast lane (the container packed with --lane) and the model-generic route (--opt dx=off), opened side by side in
+one process (laneway bench --vs) whose runs alternate between them; ROUNDS such processes. Figures are medians of all
+runs; ratios are medians of the ratios of runs made in the same round of alternation. llama.cpp is not run.
+  | model | quant | test | dx tok/s | fastlane tok/s | generic tok/s | dx / generic | fastlane / dx | RSS MiB, all three |
 """
 import argparse
 import json
@@ -125,11 +125,28 @@ def main():
         sys.stdout.flush()
 
 
+def routes_round(args, setups):
+    """One process that opens the model once per route and alternates the routes' runs (laneway bench --vs)."""
+    def model_args(model, opts):
+        words = [model, "--opt", "threads=%d" % args.threads]
+        for opt in list(args.laneway_opt) + list(opts):
+            words += ["--opt", opt]
+        return words
+    (_, model, opts), rest = setups[0], setups[1:]
+    cmd = [os.path.join(HOME, "laneway"), "bench", "-p", str(args.p), "-n", str(args.n), "-r", str(args.reps),
+           "--json", "-m"] + model_args(model, opts)
+    for _, m, o in rest:
+        cmd += ["--vs", " ".join(model_args(m, o))]
+    out, rss = run_measured(cmd)
+    lines = out.strip().splitlines()[-len(setups):]
+    return {name: json.loads(line) for (name, _, _), line in zip(setups, lines)}, rss
+
+
 def compare_routes(args):
-    """dx, the fast lane and the generic route on the same weights, in alternating rounds."""
+    """dx, the fast lane and the generic route on the same weights, their runs alternating in one process."""
     os.makedirs(args.cache, exist_ok=True)
     print("| model | quant | test | dx tok/s | fastlane tok/s | generic tok/s | dx / generic | fastlane / dx"
-          " | RSS MiB dx / fastlane / generic |")
+          " | RSS MiB, all three |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for gguf in args.models:
         ftype = file_type(gguf)
@@ -137,24 +154,23 @@ def compare_routes(args):
         container = pack(gguf, quant, args.cache)
         lane = pack(gguf, quant, args.cache, lane=True)
         setups = [("dx", container, ["dx=on"]), ("fastlane", lane, []), ("generic", container, ["dx=off"])]
-        runs = {name: [] for name, _, _ in setups}
-        for r in range(args.rounds):
-            # The order rotates from round to round, so that none of the routes always runs first or last.
-            for name, model, opts in setups[r % 3:] + setups[:r % 3]:
-                runs[name].append(laneway_round(model, args, opts))
+        rounds, rss = [], 0
+        for _ in range(args.rounds):
+            result, peak = routes_round(args, setups)
+            for name, _, _ in setups:
+                if result[name]["route"] != name:
+                    sys.exit("%s was served by the %s route" % (name, result[name]["route"]))
+            rounds.append(result)
+            rss = max(rss, peak)
         name = os.path.basename(gguf)
         source = FILE_TYPE_NAME.get(ftype, str(ftype))
-        for i, test in enumerate(["pp%d" % args.p, "tg%d@d%d" % (args.n, args.p)]):
-            # Medians of the rounds, and in brackets the best run of all: on a shared machine noise only slows a run
-            # down, and the routes share one engine, so the best runs compare the routes with the least noise.
-            med = {k: statistics.median(r[i] for r in runs[k]) for k in runs}
-            best = {k: max(x for r in runs[k] for x in r[3 + i]) for k in runs}
-            cell = lambda k: "%.2f (%.2f)" % (med[k], best[k])
-            ratio = lambda a, b: "%.3f (%.3f)" % (med[a] / med[b], best[a] / best[b])
-            rss = " / ".join("%.0f" % max(r[2] for r in runs[k]) for k in ("dx", "fastlane", "generic"))
-            print("| %s | %s->%s | %s | %s | %s | %s | %s | %s | %s |" % (
-                name, source, quant, test, cell("dx"), cell("fastlane"), cell("generic"),
-                ratio("dx", "generic"), ratio("fastlane", "dx"), rss))
+        for key, test in (("pp_runs", "pp%d" % args.p), ("tg_runs", "tg%d@d%d" % (args.n, args.p))):
+            runs = {k: [x for r in rounds for x in r[k][key]] for k in ("dx", "fastlane", "generic")}
+            # Ratios pair the runs of one round of alternation, which ran within moments of each other.
+            paired = lambda a, b: statistics.median(x / y for x, y in zip(runs[a], runs[b]))
+            print("| %s | %s->%s | %s | %.2f | %.2f | %.2f | %.3f | %.3f | %.0f |" % (
+                name, source, quant, test, statistics.median(runs["dx"]), statistics.median(runs["fastlane"]),
+                statistics.median(runs["generic"]), paired("dx", "generic"), paired("fastlane", "dx"), rss))
         sys.stdout.flush()
 
 

@@ -6,6 +6,7 @@ import dev.laneway.spi.RouteDecision;
 import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.Sampling;
 import dev.laneway.spi.ServedModel;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -26,6 +27,10 @@ import java.util.concurrent.Callable;
  * {@code -p} random tokens, then generates {@code -n} tokens greedily past any end-of-text; after one warm-up run,
  * {@code -r} runs are timed and their medians reported. Generation thus runs at KV depth {@code -p}, which
  * llama-bench measures with {@code -p 0 -n N -d P}.
+ *
+ * <p>With {@code --vs}, further models (or the same model with other options, e.g. another route) are opened in the
+ * same process and the runs alternate between all of them, the order rotating every round: on a noisy machine the
+ * runs compared are then close in time.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measure prompt-processing and generation tok/s, like llama-bench.")
@@ -46,53 +51,116 @@ final class BenchCommand implements Callable<Integer> {
             description = "Timed runs after one warm-up (default: ${DEFAULT-VALUE}).")
     int runs;
 
-    @Option(names = "--json", description = "Print one JSON object instead of a table.")
+    @Option(names = "--json", description = "Print one JSON object per model instead of a table.")
     boolean json;
+
+    @Option(names = "--vs", paramLabel = "\"MODEL [OPTIONS]\"",
+            description = "Also measure this model opened with these options, e.g. \"DIR --opt dx=off\", in the same"
+                    + " process, its runs alternating with the others'; repeatable.")
+    List<String> versus = new ArrayList<>();
 
     @Spec
     CommandSpec spec;
 
-    /** The device the runs go to: the router's choice, or the model's device. */
-    private String device;
+    /** The options of a {@code --vs} model. */
+    @Command(name = "--vs")
+    static final class Versus {
+        @Mixin
+        ModelOptions model;
+    }
+
+    /** A model being measured: its runs go to the router's choice, or to the model's device. */
+    private final class Measured {
+        final ServedModel model;
+        final Optional<RouteDecision> route;
+        final String device;
+        final int[] prompt;
+        final List<Double> pp = new ArrayList<>();
+        final List<Double> tg = new ArrayList<>();
+
+        Measured(ServedModel model) {
+            this.model = model;
+            if (promptTokens + genTokens > model.info().contextLength()) {
+                throw new UsageException("-p " + promptTokens + " plus -n " + genTokens + " exceed the context of "
+                        + model.info().contextLength() + " tokens (" + model.id() + ")");
+            }
+            this.prompt = randomPrompt(model.info().vocabSize(), promptTokens);
+            // With --laya the router decides once, by the prompt's text, and every run goes where it said.
+            this.route = model.route(RoutingInput.prompt(model.detokenize(prompt)));
+            this.device = route.map(RouteDecision::device).orElse(model.info().device());
+            route.ifPresent(d -> spec.commandLine().getErr().println(RunCommand.routeLine(model, d)));
+        }
+
+        GenerationResult run() {
+            GenerationRequest request = new GenerationRequest(prompt, genTokens, Sampling.GREEDY,
+                    GenerationRequest.NO_LOGPROBS, true);
+            return route.isPresent() ? model.generate(request, route.get(), t -> true)
+                    : model.generate(request, t -> true);
+        }
+
+        void measure() {
+            GenerationResult r = run();
+            pp.add(r.promptTokens() * 1e9 / r.promptNanos());
+            tg.add(r.generatedTokens() * 1e9 / r.generationNanos());
+        }
+    }
 
     @Override
     public Integer call() {
         if (promptTokens < 1 || genTokens < 1 || runs < 1) {
             throw new UsageException("-p, -n and -r must be at least 1");
         }
+        List<ModelOptions> models = new ArrayList<>(List.of(model));
+        for (String v : versus) {
+            models.add(versusOptions(v));
+        }
         PrintWriter out = spec.commandLine().getOut();
-        try (ServedModel m = OpenedModel.open(model, spec.commandLine().getErr())) {
-            if (promptTokens + genTokens > m.info().contextLength()) {
-                throw new UsageException("-p " + promptTokens + " plus -n " + genTokens + " exceed the context of "
-                        + m.info().contextLength() + " tokens");
+        List<Measured> measured = new ArrayList<>();
+        try {
+            for (ModelOptions options : models) {
+                ServedModel opened = OpenedModel.open(options, spec.commandLine().getErr());
+                try {
+                    measured.add(new Measured(opened));
+                } catch (RuntimeException e) {
+                    opened.close();
+                    throw e;
+                }
             }
-            int[] prompt = randomPrompt(m.info().vocabSize(), promptTokens);
-            // With --laya the router decides once, by the prompt's text, and every run goes where it said.
-            Optional<RouteDecision> route = m.route(RoutingInput.prompt(m.detokenize(prompt)));
-            device = route.map(RouteDecision::device).orElse(m.info().device());
-            route.ifPresent(d -> spec.commandLine().getErr().println(RunCommand.routeLine(m, d)));
-            run(m, route, prompt);
-            List<Double> pp = new ArrayList<>();
-            List<Double> tg = new ArrayList<>();
+            measured.forEach(Measured::run);
             for (int i = 0; i < runs; i++) {
-                GenerationResult r = run(m, route, prompt);
-                pp.add(r.promptTokens() * 1e9 / r.promptNanos());
-                tg.add(r.generatedTokens() * 1e9 / r.generationNanos());
+                for (int j = 0; j < measured.size(); j++) {
+                    measured.get((i + j) % measured.size()).measure();
+                }
             }
             if (json) {
-                out.println(json(m, pp, tg));
+                measured.forEach(m -> out.println(json(m)));
             } else {
-                table(out, m, pp, tg);
+                out.println("| model | route | device | test | t/s (median) | min | max |");
+                out.println("| --- | --- | --- | ---: | ---: | ---: | ---: |");
+                measured.forEach(m -> table(out, m));
             }
             out.flush();
+        } finally {
+            measured.forEach(m -> m.model.close());
         }
         return ExitCodes.OK;
     }
 
-    private GenerationResult run(ServedModel m, Optional<RouteDecision> route, int[] prompt) {
-        GenerationRequest request = new GenerationRequest(prompt, genTokens, Sampling.GREEDY,
-                GenerationRequest.NO_LOGPROBS, true);
-        return route.isPresent() ? m.generate(request, route.get(), t -> true) : m.generate(request, t -> true);
+    /** {@code MODEL [OPTIONS]}: a model and the options it is opened with, as after {@code -m}. */
+    private static ModelOptions versusOptions(String options) {
+        List<String> words = new ArrayList<>(Arrays.asList(options.trim().split("\\s+")));
+        if (words.get(0).isEmpty() || words.get(0).startsWith("-")) {
+            throw new UsageException("--vs \"" + options + "\": expected the model first, e.g. --vs \"DIR --opt"
+                    + " dx=off\"");
+        }
+        words.add(0, "-m");
+        Versus versus = new Versus();
+        try {
+            new CommandLine(versus).parseArgs(words.toArray(String[]::new));
+        } catch (CommandLine.ParameterException e) {
+            throw new UsageException("--vs \"" + options + "\": " + e.getMessage());
+        }
+        return versus.model;
     }
 
     /** Token ids drawn past the first few (special tokens), the same for every run. */
@@ -110,25 +178,22 @@ final class BenchCommand implements Callable<Integer> {
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
-    private void table(PrintWriter out, ServedModel m, List<Double> pp, List<Double> tg) {
-        String name = m.id();
-        out.println("| model | route | device | test | t/s (median) | min | max |");
-        out.println("| --- | --- | --- | ---: | ---: | ---: | ---: |");
-        row(out, name, m, "pp" + promptTokens, pp);
-        row(out, name, m, "tg" + genTokens + " @ d" + promptTokens, tg);
+    private void table(PrintWriter out, Measured m) {
+        row(out, m, "pp" + promptTokens, m.pp);
+        row(out, m, "tg" + genTokens + " @ d" + promptTokens, m.tg);
     }
 
-    private void row(PrintWriter out, String name, ServedModel m, String test, List<Double> v) {
-        out.printf(Locale.ROOT, "| %s | %s | %s | %s | %.2f | %.2f | %.2f |%n", name, m.info().route(),
-                device, test, median(v), v.stream().mapToDouble(d -> d).min().orElse(0),
+    private void row(PrintWriter out, Measured m, String test, List<Double> v) {
+        out.printf(Locale.ROOT, "| %s | %s | %s | %s | %.2f | %.2f | %.2f |%n", m.model.id(), m.model.info().route(),
+                m.device, test, median(v), v.stream().mapToDouble(d -> d).min().orElse(0),
                 v.stream().mapToDouble(d -> d).max().orElse(0));
     }
 
-    private String json(ServedModel m, List<Double> pp, List<Double> tg) {
+    private String json(Measured m) {
         return String.format(Locale.ROOT, "{\"model\":\"%s\",\"route\":\"%s\",\"device\":\"%s\",\"n_prompt\":%d,"
                         + "\"n_gen\":%d,\"repetitions\":%d,\"pp_tok_s\":%.3f,\"tg_tok_s\":%.3f,\"pp_runs\":%s,\"tg_runs\":%s}",
-                m.id().replace("\"", "'"), m.info().route(), device, promptTokens, genTokens, runs,
-                median(pp), median(tg), array(pp), array(tg));
+                m.model.id().replace("\"", "'"), m.model.info().route(), m.device, promptTokens, genTokens, runs,
+                median(m.pp), median(m.tg), array(m.pp), array(m.tg));
     }
 
     private static String array(List<Double> v) {

@@ -205,6 +205,29 @@ class ModelCommandsTest {
     }
 
     @Test
+    void benchWithVsMeasuresEachModelInTheSameProcess() {
+        String m = stories().toString();
+        CommandLineTest.Outcome o = run("bench", "-m", m, "-p", "8", "-n", "4", "-r", "3", "--json",
+                "--vs", m + " --opt kernels=java");
+        assertEquals(ExitCodes.OK, o.code(), o.err());
+        String[] lines = o.out().strip().split("\\R");
+        assertEquals(2, lines.length, o.out());
+        assertTrue(lines[0].contains("\"route\":\"" + BuiltRoutes.denseModelRoute() + "\""), lines[0]);
+        assertTrue(lines[1].contains("\"route\":\"generic\""), "dx steps aside for kernels=java: " + lines[1]);
+        for (String line : lines) {
+            assertTrue(line.matches(".*\"repetitions\":3,.*\"tg_runs\":\\[[0-9.]+, [0-9.]+, [0-9.]+\\]}"), line);
+        }
+
+        CommandLineTest.Outcome noModel = run("bench", "-m", m, "--vs", "kv=f32");
+        assertEquals(ExitCodes.USAGE, noModel.code(), noModel.err());
+        assertTrue(noModel.err().contains("kv=f32"), noModel.err());
+        CommandLineTest.Outcome badOption = run("bench", "-m", m, "--vs", m + " --streams");
+        assertEquals(ExitCodes.USAGE, badOption.code(), badOption.err());
+        assertTrue(badOption.err().contains("--vs \"" + m + " --streams\": Missing required parameter for option"
+                + " '--streams'"), badOption.err());
+    }
+
+    @Test
     void benchWithLayaRoutesOnceAndReportsTheDevice() throws IOException {
         Path laya = checkpoint("laya-bench");
         CommandLineTest.Outcome o = run("bench", "-m", stories().toString(), "--laya", laya.toString(), "-p", "8",
