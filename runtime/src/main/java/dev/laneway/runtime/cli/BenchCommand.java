@@ -157,7 +157,9 @@ final class BenchCommand implements Callable<Integer> {
         Versus versus = new Versus();
         try {
             new CommandLine(versus).parseArgs(words.toArray(String[]::new));
-        } catch (CommandLine.ParameterException e) {
+            versus.model.located();
+            versus.model.routeOptions();
+        } catch (CommandLine.ParameterException | UsageException e) {
             throw new UsageException("--vs \"" + options + "\": " + e.getMessage());
         }
         return versus.model;

@@ -220,7 +220,7 @@ class ModelCommandsTest {
 
         CommandLineTest.Outcome noModel = run("bench", "-m", m, "--vs", "kv=f32");
         assertEquals(ExitCodes.USAGE, noModel.code(), noModel.err());
-        assertTrue(noModel.err().contains("kv=f32"), noModel.err());
+        assertTrue(noModel.err().contains("--vs \"kv=f32\": model path does not exist: kv=f32"), noModel.err());
         CommandLineTest.Outcome badOption = run("bench", "-m", m, "--vs", m + " --streams");
         assertEquals(ExitCodes.USAGE, badOption.code(), badOption.err());
         assertTrue(badOption.err().contains("--vs \"" + m + " --streams\": Missing required parameter for option"
