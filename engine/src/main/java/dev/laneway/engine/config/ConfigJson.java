@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.format.JsonObjects;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -45,16 +46,7 @@ public final class ConfigJson {
 
     /** Parses config JSON; {@code file} names the source in messages. */
     public static ModelConfig parse(Path file, byte[] json) throws FormatException {
-        JsonNode root;
-        try {
-            root = JSON.readTree(json);
-        } catch (IOException e) {
-            String why = e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
-            throw new FormatException(file, "not valid JSON: " + why);
-        }
-        if (root == null || !root.isObject()) {
-            throw new FormatException(file, "expected a JSON object of config fields");
-        }
+        JsonNode root = JsonObjects.read(file, json, "a JSON object of config fields");
         Fields f = new Fields(file, root);
         String modelType = f.requiredString("model_type");
         int hidden = f.requiredInt("hidden_size");

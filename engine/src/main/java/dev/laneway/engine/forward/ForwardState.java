@@ -14,6 +14,7 @@ public final class ForwardState {
     final KvCache cache;
     final int maxBatch;
     final int[] tokens;
+    private final int contextLength;
 
     ForwardState(List<Plan.Dim> bufferDims, Dims dims, int maxBatch, KvCache.Precision kv) {
         this(lengths(bufferDims, dims, maxBatch), dims, maxBatch, kv);
@@ -28,6 +29,22 @@ public final class ForwardState {
         }
         this.cache = new KvCache(dims.layers(), dims.contextLength(), dims.kvDim(), kv);
         this.tokens = new int[maxBatch];
+        this.contextLength = dims.contextLength();
+    }
+
+    /**
+     * Checks a forward call's batch of {@code n} tokens at positions {@code startPos ..} against this state, and takes
+     * the batch's tokens from {@code tokens[offset ..]}.
+     */
+    void take(int[] tokens, int offset, int n, int startPos) {
+        if (n < 1 || n > maxBatch) {
+            throw new IllegalArgumentException("batch of " + n + " tokens, expected 1 to " + maxBatch);
+        }
+        if (startPos < 0 || startPos + n > contextLength) {
+            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
+                    + " exceed the context of " + contextLength);
+        }
+        System.arraycopy(tokens, offset, this.tokens, 0, n);
     }
 
     private static long[] lengths(List<Plan.Dim> bufferDims, Dims dims, int maxBatch) {

@@ -77,14 +77,7 @@ public final class PlanForward implements LaneForward {
     /** {@link #forward(ForwardState, int[], int, int, int)} with each step run through {@code runner}. */
     @Override
     public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
-        if (n < 1 || n > state.maxBatch) {
-            throw new IllegalArgumentException("batch of " + n + " tokens, expected 1 to " + state.maxBatch);
-        }
-        if (startPos < 0 || startPos + n > dims.contextLength()) {
-            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
-                    + " exceed the context of " + dims.contextLength());
-        }
-        System.arraycopy(tokens, offset, state.tokens, 0, n);
+        state.take(tokens, offset, n, startPos);
         for (int i = 0; i < steps.size(); i++) {
             runner.run(infos.get(i), steps.get(i), state, n, startPos);
         }

@@ -1,13 +1,9 @@
 package dev.laneway.engine.laya;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.format.JsonObjects;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Iterator;
@@ -25,9 +21,6 @@ import java.util.Set;
  * {@code why}. Anything else (an unknown class or field, a wrong type, a duplicate key) is an error naming the field.
  */
 public final class PolicyJson {
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .build();
     private static final Set<String> TOP_FIELDS = Set.of("min_confidence", "default", "classes");
     private static final Set<String> ROW_FIELDS = Set.of("device", "why");
 
@@ -36,16 +29,7 @@ public final class PolicyJson {
 
     /** Parses a policy; {@code file} names it in messages. */
     public static RoutePolicy parse(Path file, byte[] json) throws FormatException {
-        JsonNode root;
-        try {
-            root = JSON.readTree(json);
-        } catch (IOException e) {
-            String why = e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
-            throw new FormatException(file, "not valid JSON: " + why);
-        }
-        if (root == null || !root.isObject()) {
-            throw new FormatException(file, "expected a JSON object with min_confidence, default and classes");
-        }
+        JsonNode root = JsonObjects.read(file, json, "a JSON object with min_confidence, default and classes");
         onlyKnownFields(file, root, TOP_FIELDS, "");
         double minConfidence = minConfidence(file, root.get("min_confidence"));
         String defaultDevice = device(file, root.get("default"), "default");

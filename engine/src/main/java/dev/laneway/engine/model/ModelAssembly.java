@@ -81,10 +81,7 @@ public final class ModelAssembly {
      */
     public static LanewayModel fused(Path dir, RouteOptions options, String route, RouteContext context)
             throws IOException {
-        if (options.laya().isPresent()) {
-            throw new IllegalArgumentException("--laya " + options.laya().get() + ": the fused forward runs on the"
-                    + " host alone and does not route requests");
-        }
+        refuseLaya(options, "the fused forward runs on the host alone and does not route requests");
         return single(dir, options, route, context, ForwardCompiler.FUSED, UnaryOperator.identity());
     }
 
@@ -103,11 +100,14 @@ public final class ModelAssembly {
      */
     public static LanewayModel perOp(Path dir, RouteOptions options, String route, RouteContext context)
             throws IOException {
-        if (options.laya().isPresent()) {
-            throw new IllegalArgumentException("--laya " + options.laya().get() + ": a single-device model does not"
-                    + " route requests; open it with ModelAssembly.serve");
-        }
+        refuseLaya(options, "a single-device model does not route requests; open it with ModelAssembly.serve");
         return single(dir, options, route, context, ForwardCompiler.PER_OP, UnaryOperator.identity());
+    }
+
+    private static void refuseLaya(RouteOptions options, String why) {
+        if (options.laya().isPresent()) {
+            throw new IllegalArgumentException("--laya " + options.laya().get() + ": " + why);
+        }
     }
 
     private static LanewayModel single(Path dir, RouteOptions options, String route, RouteContext context,
