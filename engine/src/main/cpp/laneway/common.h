@@ -13,6 +13,12 @@ namespace laneway {
 enum Layout { F32 = 0, F16 = 1, BF16 = 2, TILES_Q8 = 3, TILES_Q4_1 = 4, TILES_Q4_K = 5 };
 enum Isa { SCALAR = 0, AVX2 = 1, AVX512 = 2 };
 
+// How a product reads quantized weights (numbered as Streaming.java's ordinals). Weights that stay in the cache are
+// read in place; weights that stream from memory are either copied through L1 a tile at a time (STAGED) or read in
+// place with software prefetches a few KiB ahead (PREFETCHED). Which of the two reads memory faster depends on the
+// CPU: see nextGroup in ops.inc.
+enum Streaming { IN_PLACE = 0, STAGED = 1, PREFETCHED = 2 };
+
 constexpr int kTileRows = 32;
 constexpr int kTileCols = 256;
 constexpr int kGroup = 32;                       // columns sharing one scale
@@ -109,6 +115,11 @@ struct Weights {
         : layout(layout), data(data), rows(rows), cols(cols), compact(compact || lanes), lanes(lanes),
           tilesPerRow(roundUp(cols, kTileCols) / kTileCols), groupsPerRow((cols + kGroup - 1) / kGroup) {}
 
+    // Bytes of one tile row: rows 32·i .. 32·i + 31 over all columns, contiguous in every layout.
+    size_t rowBytes() const {
+        return compact ? (size_t)groupsPerRow * compactGroupBytes(layout) : (size_t)tilesPerRow * tileBytes(layout);
+    }
+
     // The first byte of group gc (a column group of the row) in tile row i: where its data starts in memory order.
     const uint8_t* start(int i, int gc) const {
         if (compact) return data + ((size_t)i * groupsPerRow + gc) * compactGroupBytes(layout);
@@ -131,12 +142,13 @@ struct Weights {
 };
 
 // A weight matrix as the products read it: its layout and size, its bytes (the container's, a compact copy, or a
-// lanes copy), and whether it streams from memory (quantized tiles are then copied through L1 as they are read).
+// lanes copy), and how its quantized tiles are read (a Streaming).
 struct MatrixRef {
     int layout;
     const uint8_t* data;
     int rows, cols;
-    bool compact, lanes, stage;
+    bool compact, lanes;
+    int streaming;
 };
 
 // One transformer layer of a dense llama-family model, readied once for the fused layer (fusedLayer in ops.inc): its

@@ -74,11 +74,18 @@ inline long long createPool(int threads) { return (long long)(intptr_t) new Pool
 inline void destroyPool(long long pool) { delete (Pool*)(intptr_t)pool; }
 inline Pool& poolOf(long long pool) { return *(Pool*)(intptr_t)pool; }
 
-// w is in the container's layout, or in the compact layout (see common.h) when `compact`; `stage` copies quantized
-// weights through L1 (for weights that stream from memory; see ops.inc).
+// w is in the container's layout, or in the compact layout (see common.h) when `compact`; `streaming` (a Streaming)
+// says how quantized weights are read (see nextGroup in ops.inc).
 inline void matmul(long long pool, int isa, int layout, const signed char* w, int rows, int cols, bool compact,
-                   bool stage, const float* x, float* out, int batch) {
-    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, stage, x, out, batch))
+                   int streaming, const float* x, float* out, int batch) {
+    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, streaming, x, out, batch))
+}
+
+// How weights that stream from memory are read fastest on this CPU (see nextGroup in ops.inc): prefetched in place on
+// Intel's cores, staged through L1 elsewhere (AMD's, where prefetches did not help).
+inline int preferredStreaming() {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("intel") ? PREFETCHED : STAGED;
 }
 
 // Bytes of the last-level cache (0 if unknown).
@@ -113,9 +120,9 @@ inline long long repackLanes(int layout, const signed char* tiles, int rows, int
     return (long long)(intptr_t)dst;
 }
 
-inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, bool stage,
+inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, int streaming,
                           const float* x, float* out, int batch) {
-    matmul(pool, isa, layout, (const signed char*)(intptr_t)w, rows, cols, true, stage, x, out, batch);
+    matmul(pool, isa, layout, (const signed char*)(intptr_t)w, rows, cols, true, streaming, x, out, batch);
 }
 
 // Row r of a matrix as floats into out[offset ..].
@@ -176,10 +183,10 @@ inline void addBias(int isa, float* x, const float* bias, int n, int batch) {
 // The address of a direct buffer's first byte (weights stay where the container's mapping put them).
 inline long long bufferAddress(const signed char* data) { return (long long)(intptr_t)data; }
 
-// A matrix as Java describes it: layout, address, rows, cols, compact, lanes, stage.
+// A matrix as Java describes it: layout, address, rows, cols, compact, lanes, streaming.
 constexpr int kMatrixFields = 7;
 inline MatrixRef matrixRef(const long long* m) {
-    return MatrixRef{(int)m[0], (const uint8_t*)(intptr_t)m[1], (int)m[2], (int)m[3], m[4] != 0, m[5] != 0, m[6] != 0};
+    return MatrixRef{(int)m[0], (const uint8_t*)(intptr_t)m[1], (int)m[2], (int)m[3], m[4] != 0, m[5] != 0, (int)m[6]};
 }
 
 // A fused layer, readied from: `matrices`, seven matrices (wq, wk, wv, wo, gate, up, down) of kMatrixFields each;

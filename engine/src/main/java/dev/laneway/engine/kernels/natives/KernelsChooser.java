@@ -78,7 +78,8 @@ public final class KernelsChooser {
     }
 
     private static Kernels announce(NativeKernels kernels) {
-        LOG.log(System.Logger.Level.INFO, "kernels: {0}, {1} threads{2}", kernels.name(), kernels.threads(),
+        LOG.log(System.Logger.Level.INFO, "kernels: {0}, {1} threads, weights beyond the cache {2}{3}", kernels.name(),
+                kernels.threads(), kernels.streaming().label(),
                 NativeKernels.cpuHasAvx512Bf16() ? " (CPU has AVX-512 BF16)" : "");
         return kernels;
     }

@@ -28,11 +28,12 @@ import org.bytedeco.javacpp.Loader;
  */
 public final class NativeKernels implements Kernels, AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
-    /** Longs describing a matrix to the fused kernels: layout, address, rows, cols, compact, lanes, stage. */
+    /** Longs describing a matrix to the fused kernels: layout, address, rows, cols, compact, lanes, streaming. */
     private static final int MATRIX_FIELDS = 7;
 
     private final Isa isa;
     private final int threads;
+    private final Streaming streaming;
     private final long pool;
     private final Cleaner.Cleanable cleanable;
     private final JavaKernels heapFallback = new JavaKernels();
@@ -43,9 +44,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private final WeightFootprint footprint;
     private volatile boolean closed;
 
-    private NativeKernels(Isa isa, int threads, long cacheBytes) {
+    private NativeKernels(Isa isa, int threads, long cacheBytes, Streaming streaming) {
         this.isa = isa;
         this.threads = threads;
+        this.streaming = streaming;
         this.footprint = new WeightFootprint(cacheBytes);
         long p = NativeLibrary.createPool(threads);
         this.pool = p;
@@ -77,7 +79,19 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         return NativeLibrary.hasAvx512Bf16();
     }
 
-    /** Kernels on the best code path with a pool of {@code threads} threads (the caller counts as one). */
+    /**
+     * How weights that stream from memory are read fastest on this CPU: {@link Streaming#PREFETCHED} on Intel's cores,
+     * {@link Streaming#STAGED} elsewhere.
+     */
+    public static Streaming preferredStreaming() {
+        requireLoaded();
+        return Streaming.values()[NativeLibrary.preferredStreaming()];
+    }
+
+    /**
+     * Kernels on the best code path with a pool of {@code threads} threads (the caller counts as one), reading
+     * streamed weights as {@link Streaming#PROPERTY} says, else as this CPU prefers.
+     */
     public static NativeKernels create(int threads) {
         return create(bestIsa(), threads);
     }
@@ -88,12 +102,17 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      */
     public static NativeKernels create(Isa isa, int threads) {
         requireLoaded();  // before the first native call
-        return create(isa, threads, NativeLibrary.lastLevelCacheBytes());
+        return create(isa, threads, NativeLibrary.lastLevelCacheBytes(),
+                Streaming.configured().orElseGet(NativeKernels::preferredStreaming));
     }
 
-    /** {@link #create(Isa, int)} for a given cache size (tests use a tiny one to read all weights as streamed). */
-    static NativeKernels create(Isa isa, int threads, long cacheBytes) {
+    /**
+     * {@link #create(Isa, int)} for a given cache size (tests use a tiny one to read all weights as streamed) and a
+     * given way of reading streamed weights (for tests and benchmarks).
+     */
+    static NativeKernels create(Isa isa, int threads, long cacheBytes, Streaming streaming) {
         Objects.requireNonNull(isa, "isa");
+        Objects.requireNonNull(streaming, "streaming");
         if (threads < 1 || threads > 1024) {
             throw new IllegalArgumentException("threads must be 1..1024, got " + threads);
         }
@@ -102,11 +121,16 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("this CPU does not support the " + isa.label() + " kernels (best: "
                     + best.label() + ")");
         }
-        return new NativeKernels(isa, threads, cacheBytes);
+        return new NativeKernels(isa, threads, cacheBytes, streaming);
     }
 
     public Isa isa() {
         return isa;
+    }
+
+    /** How these kernels read weights once the model outgrows the last-level cache. */
+    public Streaming streaming() {
+        return streaming;
     }
 
     public int threads() {
@@ -128,13 +152,13 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireBatch(batch);
         requireLength("x", x, (long) batch * w.cols());
         requireLength("out", out, (long) batch * w.rows());
-        boolean stage = footprint.streams(w);
+        int reading = readingOf(w).ordinal();
         if (CompactCopies.worthIt(w)) {
             NativeLibrary.matmulCompact(pool, isa.ordinal(), w.layout().ordinal(), compact.of(w), w.rows(), w.cols(),
-                    stage, x, out, batch);
+                    reading, x, out, batch);
         } else {
             NativeLibrary.matmul(pool, isa.ordinal(), w.layout().ordinal(), w.data(), w.rows(), w.cols(), false,
-                    stage, x, out, batch);
+                    reading, x, out, batch);
         }
         Reference.reachabilityFence(this);  // the cleaner must not free the pool or the copies during the call
     }
@@ -148,7 +172,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * loaded model and close it with the model. Thread-safe.
      *
      * <p>Preparing every matrix of a model at load also tells the kernels the model's size from the first token on:
-     * weights that outgrow the last-level cache are read through a small buffer in L1 (see {@link WeightFootprint}),
+     * weights that outgrow the last-level cache are read as {@link #streaming()} says (see {@link WeightFootprint}),
      * weights that fit are read in place.
      */
     @Override
@@ -343,7 +367,12 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         Reference.reachabilityFence(head);
     }
 
-    /** A matrix as the fused kernels read it: layout, address, rows, cols, compact, lanes, stage. */
+    /** How the products read w: in place while the model fits in the cache, else as {@link #streaming}. */
+    private Streaming readingOf(Matrix w) {
+        return footprint.streams(w) ? streaming : Streaming.IN_PLACE;
+    }
+
+    /** A matrix as the fused kernels read it: layout, address, rows, cols, compact, lanes, streaming. */
     private long[] describe(Matrix m) {
         if (!m.data().isDirect()) {
             throw new IllegalArgumentException(m.name() + ": fused kernels read weights in native memory; this "
@@ -356,7 +385,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         boolean compacted = !inLanes && CompactCopies.worthIt(m);
         long address = inLanes ? lanes.of(m) : compacted ? compact.of(m) : NativeLibrary.bufferAddress(m.data());
         return new long[] {m.layout().ordinal(), address, m.rows(), m.cols(), compacted ? 1 : 0, inLanes ? 1 : 0,
-                streams ? 1 : 0};
+                readingOf(m).ordinal()};
     }
 
     /**

@@ -26,15 +26,18 @@ final class NativeLibrary {
 
     static native void destroyPool(long pool);
 
-    /** {@code stage}: copy quantized weights through L1, for weights that stream from memory. */
+    /** {@code streaming}: how quantized weights are read, a {@link Streaming} ordinal. */
     @CriticalRegion
     static native void matmul(long pool, int isa, int layout, ByteBuffer w, int rows, int cols,
-            @Cast("bool") boolean compact, @Cast("bool") boolean stage, float[] x, float[] out, int batch);
+            @Cast("bool") boolean compact, int streaming, float[] x, float[] out, int batch);
 
     /** The same product on a compact copy made by {@link #repackCompact}. */
     @CriticalRegion
-    static native void matmulCompact(long pool, int isa, int layout, long w, int rows, int cols,
-            @Cast("bool") boolean stage, float[] x, float[] out, int batch);
+    static native void matmulCompact(long pool, int isa, int layout, long w, int rows, int cols, int streaming,
+            float[] x, float[] out, int batch);
+
+    /** The {@link Streaming} ordinal that reads streamed weights fastest on this CPU. */
+    static native int preferredStreaming();
 
     /** Bytes of the last-level cache, 0 if unknown. */
     static native long lastLevelCacheBytes();
@@ -79,7 +82,7 @@ final class NativeLibrary {
 
     /**
      * A fused layer in native memory: {@code matrices} holds seven rows (wq, wk, wv, wo, gate, up, down) of layout,
-     * address, rows, cols, compact, lanes and stage; {@code shape} hidden, heads, kvHeads, headDim, ffn, rotaryDim,
+     * address, rows, cols, compact, lanes and streaming; {@code shape} hidden, heads, kvHeads, headDim, ffn, rotaryDim,
      * interleaved, has biases, has q/k norms. Unused vectors may be empty. Freed by {@link #destroyFusedLayer}.
      */
     static native long createFusedLayer(long[] matrices, int[] shape, float eps, float scale, float[] attnNorm,

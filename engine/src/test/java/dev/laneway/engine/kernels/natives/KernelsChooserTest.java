@@ -74,4 +74,32 @@ class KernelsChooserTest {
         assertTrue(e.getMessage().contains("unknown kernels 'native-neon'"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> KernelsChooser.choose(Optional.of("java"), 0));
     }
+
+    @Test
+    void readsStreamedWeightsAsTheCpuPrefersUnlessASettingSaysOtherwise() {
+        try (NativeKernels kernels = NativeKernels.create(2)) {
+            assertEquals(NativeKernels.preferredStreaming(), kernels.streaming());
+            assertTrue(kernels.streaming() != Streaming.IN_PLACE, "streamed weights need staging or prefetching");
+        }
+        for (Streaming asked : new Streaming[] {Streaming.STAGED, Streaming.PREFETCHED}) {
+            System.setProperty(Streaming.PROPERTY, " " + asked.label().toUpperCase() + " ");
+            try (NativeKernels kernels = NativeKernels.create(2)) {
+                assertEquals(asked, kernels.streaming());
+            } finally {
+                System.clearProperty(Streaming.PROPERTY);
+            }
+        }
+    }
+
+    @Test
+    void namesTheStreamingSettingWhenItIsUnknown() {
+        System.setProperty(Streaming.PROPERTY, "in-place");
+        try {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeKernels.create(2));
+            assertEquals("laneway.streaming: unknown way of reading weights 'in-place' (known: staged, prefetched)",
+                    e.getMessage());
+        } finally {
+            System.clearProperty(Streaming.PROPERTY);
+        }
+    }
 }

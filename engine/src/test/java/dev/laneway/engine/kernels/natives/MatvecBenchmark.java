@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.TearDown;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class MatvecBenchmark {
     /** Bytes of weights cycled through: several times any last-level cache. */
-    static final long WORKING_SET = 512L << 20;
+    static final long WORKING_SET = 1L << 30;
 
     @Param({"TILES_Q8", "TILES_Q4_1"})
     public String layout;
@@ -35,6 +35,10 @@ public class MatvecBenchmark {
 
     @Param({"2"})
     public int threads;
+
+    /** How the streamed weights are read: both ways, to see which this CPU prefers. */
+    @Param({"STAGED", "PREFETCHED"})
+    public String streaming;
 
     private NativeKernels kernels;
     private Matrix[] copies;
@@ -55,7 +59,8 @@ public class MatvecBenchmark {
         }
         x = RandomMatrices.gaussian(cols, random);
         out = new float[rows];
-        kernels = NativeKernels.create(threads);
+        kernels = NativeKernels.create(NativeKernels.bestIsa(), threads, NativeLibrary.lastLevelCacheBytes(),
+                Streaming.valueOf(streaming));
     }
 
     @TearDown(Level.Trial)

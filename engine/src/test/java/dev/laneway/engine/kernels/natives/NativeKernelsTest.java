@@ -43,21 +43,27 @@ class NativeKernelsTest {
     /** Half-precision ulps of difference allowed between native attention over an f16 cache and its reference. */
     private static final int HALF_ULPS = 2;
     private static final Map<Isa, NativeKernels> KERNELS = new EnumMap<>(Isa.class);
-    /** Kernels that take every matrix for one streamed from memory (a one-byte cache), so products stage weights. */
-    private static final Map<Isa, NativeKernels> STREAMING = new EnumMap<>(Isa.class);
+    /**
+     * Kernels that take every matrix for one streamed from memory (a one-byte cache), so products stage or prefetch
+     * weights, keyed by code path and then by the way streamed weights are read.
+     */
+    private static final Map<Isa, Map<Streaming, NativeKernels>> STREAMING = new EnumMap<>(Isa.class);
 
     @BeforeAll
     static void createKernels() {
         for (Isa isa : supportedIsas()) {
             KERNELS.put(isa, NativeKernels.create(isa, 3));  // more threads than cores: the pool's hand-off is exercised
-            STREAMING.put(isa, NativeKernels.create(isa, 3, 1));
+            Map<Streaming, NativeKernels> byStreaming = new EnumMap<>(Streaming.class);
+            byStreaming.put(Streaming.STAGED, NativeKernels.create(isa, 3, 1, Streaming.STAGED));
+            byStreaming.put(Streaming.PREFETCHED, NativeKernels.create(isa, 3, 1, Streaming.PREFETCHED));
+            STREAMING.put(isa, byStreaming);
         }
     }
 
     @AfterAll
     static void closeKernels() {
         KERNELS.values().forEach(NativeKernels::close);
-        STREAMING.values().forEach(NativeKernels::close);
+        STREAMING.values().forEach(m -> m.values().forEach(NativeKernels::close));
     }
 
     static List<Isa> supportedIsas() {
@@ -69,22 +75,26 @@ class NativeKernelsTest {
         List<Arguments> cases = new ArrayList<>();
         for (Isa isa : supportedIsas()) {
             for (Layout layout : Layout.values()) {
-                for (boolean streamed : new boolean[] {false, true}) {
+                for (Streaming streaming : Streaming.values()) {
                     for (int[] shape : shapes) {
                         for (int batch : new int[] {1, 5}) {
-                            cases.add(Arguments.of(isa, layout, shape[0], shape[1], batch, streamed));
+                            cases.add(Arguments.of(isa, layout, shape[0], shape[1], batch, streaming));
                         }
                     }
-                    cases.add(Arguments.of(isa, layout, 45, 600, 33, streamed));
+                    cases.add(Arguments.of(isa, layout, 45, 600, 33, streaming));
                 }
             }
         }
         return cases.stream();
     }
 
-    @ParameterizedTest(name = "{0} {1} {2}x{3} batch {4}, streamed {5}")
+    private static NativeKernels kernels(Isa isa, Streaming streaming) {
+        return streaming == Streaming.IN_PLACE ? KERNELS.get(isa) : STREAMING.get(isa).get(streaming);
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}x{3} batch {4}, {5}")
     @MethodSource("matmulCases")
-    void matmulAgreesWithReference(Isa isa, Layout layout, int rows, int cols, int batch, boolean streamed) {
+    void matmulAgreesWithReference(Isa isa, Layout layout, int rows, int cols, int batch, Streaming streaming) {
         Random random = new Random(rows * 31L + cols * 7L + batch + layout.ordinal() * 1000L);
         Matrix w = RandomMatrices.create(layout, rows, cols, random);
         float[] x = RandomMatrices.gaussian(batch * cols, random);
@@ -92,7 +102,7 @@ class NativeKernelsTest {
         float[] actual = new float[batch * rows];
         Arrays.fill(actual, Float.NaN);
         REFERENCE.matmul(w, x, expected, batch);
-        (streamed ? STREAMING : KERNELS).get(isa).matmul(w, x, actual, batch);
+        kernels(isa, streaming).matmul(w, x, actual, batch);
 
         boolean int8 = isa != Isa.SCALAR && (layout == Layout.TILES_Q8 || layout == Layout.TILES_Q4_1);
         float[][] magnitude = new float[rows][cols];
@@ -124,6 +134,29 @@ class NativeKernelsTest {
                 if (!(Math.abs(actual[i] - expected[i]) <= bound)) {
                     fail("row " + r + " of batch row " + b + ": native " + actual[i] + ", reference " + expected[i]
                             + ", allowed difference " + bound);
+                }
+            }
+        }
+    }
+
+    /** Staging and prefetching change how weights reach the core, never the arithmetic: the same bits as in place. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void streamedProductsEqualInPlaceOnes(Isa isa) {
+        Random random = new Random(5);
+        for (Layout layout : Layout.values()) {
+            for (int[] shape : new int[][] {{70, 1100}, {96, 512}, {33, 300}}) {
+                Matrix w = RandomMatrices.create(layout, shape[0], shape[1], random);
+                for (int batch : new int[] {1, 4}) {
+                    float[] x = RandomMatrices.gaussian(batch * shape[1], random);
+                    float[] inPlace = new float[batch * shape[0]];
+                    KERNELS.get(isa).matmul(w, x, inPlace, batch);
+                    for (Streaming streaming : List.of(Streaming.STAGED, Streaming.PREFETCHED)) {
+                        float[] streamed = new float[batch * shape[0]];
+                        STREAMING.get(isa).get(streaming).matmul(w, x, streamed, batch);
+                        assertArrayEquals(inPlace, streamed, layout + " " + shape[0] + "x" + shape[1] + " batch "
+                                + batch + ", " + streaming.label());
+                    }
                 }
             }
         }
