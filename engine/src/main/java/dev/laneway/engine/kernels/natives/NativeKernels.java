@@ -379,13 +379,13 @@ public final class NativeKernels implements Kernels, AutoCloseable {
                     + "matrix is on the Java heap");
         }
         prepare(m);
-        boolean streams = footprint.streams(m);
+        Streaming reading = readingOf(m);
         boolean quantized = m.layout() == Matrix.Layout.TILES_Q8 || m.layout() == Matrix.Layout.TILES_Q4_1;
-        boolean inLanes = quantized && isa == Isa.AVX512 && !streams;
+        boolean inLanes = quantized && isa == Isa.AVX512 && reading == Streaming.IN_PLACE;
         boolean compacted = !inLanes && CompactCopies.worthIt(m);
         long address = inLanes ? lanes.of(m) : compacted ? compact.of(m) : NativeLibrary.bufferAddress(m.data());
         return new long[] {m.layout().ordinal(), address, m.rows(), m.cols(), compacted ? 1 : 0, inLanes ? 1 : 0,
-                readingOf(m).ordinal()};
+                reading.ordinal()};
     }
 
     /**
