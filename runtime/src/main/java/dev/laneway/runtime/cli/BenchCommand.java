@@ -14,6 +14,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -24,8 +26,8 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code laneway bench}: prompt-processing and generation speed, like llama-bench. Each run processes a prompt of
- * {@code -p} random tokens, then generates {@code -n} tokens greedily past any end-of-text; after one warm-up run,
- * {@code -r} runs are timed and their medians reported. Generation thus runs at KV depth {@code -p}, which
+ * {@code -p} random tokens, then generates {@code -n} tokens greedily past any end-of-text; after warm-up runs (until
+ * the JIT compiler is quiet, see {@link #warmUp}), {@code -r} runs are timed and their medians reported. Generation thus runs at KV depth {@code -p}, which
  * llama-bench measures with {@code -p 0 -n N -d P}.
  *
  * <p>With {@code --vs}, further models (or the same model with other options, e.g. another route) are opened in the
@@ -35,6 +37,7 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measure prompt-processing and generation tok/s, like llama-bench.")
 final class BenchCommand implements Callable<Integer> {
+    private static final long WARM_UP_LIMIT_NANOS = 20_000_000_000L;
 
     @Mixin
     ModelOptions model;
@@ -48,7 +51,7 @@ final class BenchCommand implements Callable<Integer> {
     int genTokens;
 
     @Option(names = {"-r", "--repetitions"}, paramLabel = "R", defaultValue = "5",
-            description = "Timed runs after one warm-up (default: ${DEFAULT-VALUE}).")
+            description = "Timed runs after the warm-up (default: ${DEFAULT-VALUE}).")
     int runs;
 
     @Option(names = "--json", description = "Print one JSON object per model instead of a table.")
@@ -105,6 +108,31 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Runs every model until a round of runs finishes with the JIT compiler quiet (compiling for less than a hundredth
+     * of the round's time), for at most {@link #WARM_UP_LIMIT_NANOS}. With two cores, a compiler thread still at work
+     * takes one from the kernels' pool: a single warm-up run left the first timed runs of a small model up to half as
+     * fast as the later ones.
+     */
+    private void warmUp(List<Measured> measured) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean watched = jit != null && jit.isCompilationTimeMonitoringSupported();
+        long deadline = System.nanoTime() + WARM_UP_LIMIT_NANOS;
+        int rounds = 0;
+        for (;;) {
+            long compiledMillis = watched ? jit.getTotalCompilationTime() : 0;
+            long start = System.nanoTime();
+            measured.forEach(Measured::run);
+            long took = System.nanoTime() - start;
+            rounds++;
+            boolean quiet = !watched || (jit.getTotalCompilationTime() - compiledMillis) * 1_000_000L * 100 < took;
+            if (quiet || System.nanoTime() > deadline) {
+                break;
+            }
+        }
+        spec.commandLine().getErr().println("warm-up: " + rounds + (rounds == 1 ? " round" : " rounds"));
+    }
+
     @Override
     public Integer call() {
         if (promptTokens < 1 || genTokens < 1 || runs < 1) {
@@ -126,7 +154,7 @@ final class BenchCommand implements Callable<Integer> {
                     throw e;
                 }
             }
-            measured.forEach(Measured::run);
+            warmUp(measured);
             for (int i = 0; i < runs; i++) {
                 for (int j = 0; j < measured.size(); j++) {
                     measured.get((i + j) % measured.size()).measure();

@@ -53,8 +53,8 @@ final class CompactCopies {
         return address;
     }
 
+    /** Forgets the copies, whose memory the arena they came from frees; later lookups fail. */
     synchronized void free() {
-        copies.values().forEach(NativeLibrary::freeCompact);
         copies = new IdentityHashMap<>();
         freed = true;
     }

@@ -38,8 +38,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final JavaKernels heapFallback = new JavaKernels();
 
-    private final CompactCopies compact = new CompactCopies(NativeLibrary::repackCompact);
-    private final CompactCopies lanes = new CompactCopies(NativeLibrary::repackLanes);
+    /** Copies of matrices in other layouts, in one native arena freed with the pool. */
+    private final CompactCopies compact;
+    private final CompactCopies lanes;
     private final FusedParts fused = new FusedParts();
     private final WeightFootprint footprint;
     private volatile boolean closed;
@@ -51,14 +52,20 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         this.footprint = new WeightFootprint(cacheBytes);
         long p = NativeLibrary.createPool(threads);
         this.pool = p;
-        CompactCopies copies = compact;
-        CompactCopies laneCopies = lanes;
+        long a = NativeLibrary.createArena();
+        CompactCopies copies = new CompactCopies((layout, tiles, rows, cols) ->
+                NativeLibrary.repackCompact(a, layout, tiles, rows, cols));
+        CompactCopies laneCopies = new CompactCopies((layout, tiles, rows, cols) ->
+                NativeLibrary.repackLanes(a, layout, tiles, rows, cols));
+        this.compact = copies;
+        this.lanes = laneCopies;
         FusedParts parts = fused;
         this.cleanable = CLEANER.register(this, () -> {
             NativeLibrary.destroyPool(p);
             parts.free();
             copies.free();
             laneCopies.free();
+            NativeLibrary.destroyArena(a);
         });
     }
 

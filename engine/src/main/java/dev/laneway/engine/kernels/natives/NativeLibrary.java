@@ -44,13 +44,16 @@ final class NativeLibrary {
 
     static native long compactBytes(int layout, int rows, int cols);
 
-    /** A compact copy of a Q8 or q4_1 tiled matrix in native memory: its address, or 0 if out of memory. */
-    static native long repackCompact(int layout, ByteBuffer tiles, int rows, int cols);
+    /** Memory for one model's weight copies, freed all at once by {@link #destroyArena}. */
+    static native long createArena();
 
-    static native void freeCompact(long address);
+    static native void destroyArena(long arena);
 
-    /** A lanes copy of a Q8 or q4_1 tiled matrix (the AVX-512 path only): its address, or 0 if out of memory. */
-    static native long repackLanes(int layout, ByteBuffer tiles, int rows, int cols);
+    /** A compact copy of a Q8 or q4_1 tiled matrix in the arena: its address, or 0 if out of memory. */
+    static native long repackCompact(long arena, int layout, ByteBuffer tiles, int rows, int cols);
+
+    /** A lanes copy of a Q8 or q4_1 tiled matrix (the AVX-512 path only) in the arena: its address, or 0 if out of memory. */
+    static native long repackLanes(long arena, int layout, ByteBuffer tiles, int rows, int cols);
 
     @CriticalRegion
     static native void row(int layout, ByteBuffer w, int cols, int row, float[] out, int offset);
