@@ -27,8 +27,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code laneway bench}: prompt-processing and generation speed, like llama-bench. Each run processes a prompt of
  * {@code -p} random tokens, then generates {@code -n} tokens greedily past any end-of-text; after warm-up runs (until
- * the JIT compiler is quiet, see {@link #warmUp}), {@code -r} runs are timed and their medians reported. Generation thus runs at KV depth {@code -p}, which
- * llama-bench measures with {@code -p 0 -n N -d P}.
+ * the JIT compiler is quiet, see {@link #warmUp}), {@code -r} runs are timed and their medians reported. Generation
+ * thus runs at KV depth {@code -p}, which llama-bench measures with {@code -p 0 -n N -d P}.
  *
  * <p>With {@code --vs}, further models (or the same model with other options, e.g. another route) are opened in the
  * same process and the runs alternate between all of them, the order rotating every round: on a noisy machine the
@@ -38,6 +38,7 @@ import java.util.concurrent.Callable;
         description = "Measure prompt-processing and generation tok/s, like llama-bench.")
 final class BenchCommand implements Callable<Integer> {
     private static final long WARM_UP_LIMIT_NANOS = 20_000_000_000L;
+    private static final int WARM_UP_MAX_ROUNDS = 30;
 
     @Mixin
     ModelOptions model;
@@ -110,9 +111,9 @@ final class BenchCommand implements Callable<Integer> {
 
     /**
      * Runs every model until a round of runs finishes with the JIT compiler quiet (compiling for less than a hundredth
-     * of the round's time), for at most {@link #WARM_UP_LIMIT_NANOS}. With two cores, a compiler thread still at work
-     * takes one from the kernels' pool: a single warm-up run left the first timed runs of a small model up to half as
-     * fast as the later ones.
+     * of the round's time), for at most {@link #WARM_UP_MAX_ROUNDS} rounds and {@link #WARM_UP_LIMIT_NANOS}. With two
+     * cores, a compiler thread still at work takes one from the kernels' pool: a single warm-up run left the first
+     * timed runs of a small model up to half as fast as the later ones.
      */
     private void warmUp(List<Measured> measured) {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
@@ -126,7 +127,7 @@ final class BenchCommand implements Callable<Integer> {
             long took = System.nanoTime() - start;
             rounds++;
             boolean quiet = !watched || (jit.getTotalCompilationTime() - compiledMillis) * 1_000_000L * 100 < took;
-            if (quiet || System.nanoTime() > deadline) {
+            if (quiet || rounds == WARM_UP_MAX_ROUNDS || System.nanoTime() > deadline) {
                 break;
             }
         }

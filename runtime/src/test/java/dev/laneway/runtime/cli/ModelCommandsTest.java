@@ -210,6 +210,7 @@ class ModelCommandsTest {
         CommandLineTest.Outcome o = run("bench", "-m", m, "-p", "8", "-n", "4", "-r", "3", "--json",
                 "--vs", m + " --opt kernels=java");
         assertEquals(ExitCodes.OK, o.code(), o.err());
+        assertTrue(o.err().matches("(?s)(.*\\R)?warm-up: ([1-9]|[12][0-9]|30) rounds?\\R.*"), o.err());
         String[] lines = o.out().strip().split("\\R");
         assertEquals(2, lines.length, o.out());
         assertTrue(lines[0].contains("\"route\":\"" + BuiltRoutes.denseModelRoute() + "\""), lines[0]);

@@ -52,7 +52,7 @@ final class NativeLibrary {
     /** A compact copy of a Q8 or q4_1 tiled matrix in the arena: its address, or 0 if out of memory. */
     static native long repackCompact(long arena, int layout, ByteBuffer tiles, int rows, int cols);
 
-    /** A lanes copy of a Q8 or q4_1 tiled matrix (the AVX-512 path only) in the arena: its address, or 0 if out of memory. */
+    /** A lanes copy of a Q8 or q4_1 tiled matrix (AVX-512 only) in the arena: its address, or 0 if out of memory. */
     static native long repackLanes(long arena, int layout, ByteBuffer tiles, int rows, int cols);
 
     @CriticalRegion
