@@ -10,9 +10,13 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
 
@@ -161,13 +165,65 @@ inline long long repackCompact(long long arena, int layout, const signed char* t
     return (long long)(intptr_t)dst;
 }
 
+// Whether [p, p + n) lies inside one shared mapping of a file, as a container's weights do: such pages can be dropped
+// from this process and come back, unchanged, from the page cache when read again.
+inline bool inSharedFileMapping(const void* p, size_t n) {
+#ifdef __linux__
+    FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (maps == nullptr) return false;
+    const uintptr_t from = (uintptr_t)p, to = from + n;
+    bool shared = false;
+    char line[512];
+    while (std::fgets(line, sizeof line, maps) != nullptr) {
+        unsigned long lo, hi, offset, inode;
+        unsigned major, minor;
+        char perms[8];
+        if (std::sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &offset, &major, &minor, &inode) != 7) {
+            continue;  // the rest of a long line
+        }
+        if (from >= lo && to <= hi) {
+            shared = std::strlen(perms) == 4 && perms[3] == 's' && inode != 0;
+            break;
+        }
+    }
+    std::fclose(maps);
+    return shared;
+#else
+    (void)p;
+    (void)n;
+    return false;
+#endif
+}
+
 // Copies a Q8 or q4_1 matrix (its tiles) into a new lanes copy (compactBytes long, see common.h) in the arena, for the
-// AVX-512 path; returns its address, 0 if out of memory. The CPU must run the AVX-512 path.
-inline long long repackLanes(long long arena, int layout, const signed char* tiles, int rows, int cols) {
+// AVX-512 path, the pool's threads sharing the work; returns its address, 0 if out of memory. The CPU must run the
+// AVX-512 path.
+inline long long repackLanes(long long pool, long long arena, int layout, const signed char* tiles, int rows,
+                             int cols) {
     uint8_t* dst = ((CopyArena*)(intptr_t)arena)->take((size_t)compactBytes(layout, rows, cols));
     if (dst == nullptr) return 0;
-    avx512::repackLanes(Weights(layout, (const uint8_t*)tiles, rows, cols, false), dst);
+    avx512::repackLanes(poolOf(pool), Weights(layout, (const uint8_t*)tiles, rows, cols, false), dst);
     return (long long)(intptr_t)dst;
+}
+
+// Puts the calling thread behind every thread of normal priority (nice 19), for work that can wait for idle cores: on
+// a machine with as many busy threads as cores it then barely runs.
+inline void deferToOthers() {
+#ifdef __linux__
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+#endif
+}
+
+// Gives back this process's pages of `bytes` bytes that a copy has replaced, when they are a file's shared mapping (a
+// container's weights): the copy then does not double the weights' resident memory, and whatever reads them again
+// finds them in the page cache. Other memory (a buffer the process allocated) is left alone: there, giving pages back
+// would lose their contents.
+inline void releaseMapped(const signed char* data, long long bytes) {
+    if (bytes <= 0 || !inSharedFileMapping(data, (size_t)bytes)) return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t first = ((uintptr_t)data + page - 1) & ~(page - 1);
+    const uintptr_t end = ((uintptr_t)data + (size_t)bytes) & ~(page - 1);
+    if (end > first) madvise((void*)first, end - first, MADV_DONTNEED);
 }
 
 inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, int streaming,

@@ -28,7 +28,8 @@ import java.util.concurrent.Callable;
  * {@code laneway bench}: prompt-processing and generation speed, like llama-bench. Each run processes a prompt of
  * {@code -p} random tokens, then generates {@code -n} tokens greedily past any end-of-text; after warm-up runs (until
  * the JIT compiler is quiet, see {@link #warmUp}), {@code -r} runs are timed and their medians reported. Generation
- * thus runs at KV depth {@code -p}, which llama-bench measures with {@code -p 0 -n N -d P}.
+ * thus runs at KV depth {@code -p}, which llama-bench measures with {@code -p 0 -n N -d P}. The context is
+ * {@code -p + -n} tokens unless {@code --opt ctx} says otherwise, as llama-bench sizes its own.
  *
  * <p>With {@code --vs}, further models (or the same model with other options, e.g. another route) are opened in the
  * same process and the runs alternate between all of them, the order rotating every round: on a noisy machine the
@@ -147,7 +148,7 @@ final class BenchCommand implements Callable<Integer> {
         List<Measured> measured = new ArrayList<>();
         try {
             for (ModelOptions options : models) {
-                ServedModel opened = OpenedModel.open(options, spec.commandLine().getErr());
+                ServedModel opened = OpenedModel.open(withRunContext(options), spec.commandLine().getErr());
                 try {
                     measured.add(new Measured(opened));
                 } catch (RuntimeException e) {
@@ -176,6 +177,19 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** {@code MODEL [OPTIONS]}: a model and the options it is opened with, as after {@code -m}. */
+    /**
+     * The options with a context of {@code -p + -n} tokens unless {@code --opt ctx} is given: what a run needs, as
+     * llama-bench sizes its context, so that memory is compared for the same KV cache (the 1B shape's whole 4096-token
+     * context takes 128 MB of cache).
+     */
+    private ModelOptions withRunContext(ModelOptions options) {
+        if (ModelOptions.parseOpts(options.opts).containsKey("ctx")) {
+            return options;
+        }
+        options.opts.add("ctx=" + (promptTokens + genTokens));
+        return options;
+    }
+
     private static ModelOptions versusOptions(String options) {
         List<String> words = new ArrayList<>(Arrays.asList(options.trim().split("\\s+")));
         if (words.get(0).isEmpty() || words.get(0).startsWith("-")) {

@@ -29,6 +29,11 @@ final class CompactCopies {
                 && w.cols() % Matrix.TILE_COLS != 0;
     }
 
+    /** Whether w has a copy already. */
+    boolean has(Matrix w) {
+        return copies.containsKey(w);
+    }
+
     long of(Matrix w) {
         Long address = copies.get(w);
         return address != null ? address : add(w);

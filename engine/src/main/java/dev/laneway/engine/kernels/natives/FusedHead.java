@@ -9,7 +9,8 @@ import dev.laneway.engine.kernels.Matrix;
  */
 public final class FusedHead {
     final NativeKernels owner;
-    final long handle;
+    /** The native part; swapped once for one that reads copies made in the background ({@link BackgroundCopies}). */
+    volatile long handle;
     private final Matrix weights;
 
     FusedHead(NativeKernels owner, long handle, Matrix weights) {

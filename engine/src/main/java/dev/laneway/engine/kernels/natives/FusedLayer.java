@@ -11,7 +11,10 @@ import dev.laneway.engine.kernels.Rope;
  */
 public final class FusedLayer {
     final NativeKernels owner;
-    final long handle;
+    /** The native part; swapped once for one that reads copies made in the background ({@link BackgroundCopies}). */
+    volatile long handle;
+    /** Whether {@link #handle} is the one that reads the background copies. */
+    volatile boolean readsCopies;
     private final LayerWeights weights;
     private final LayerShape shape;
     private final Rope rope;

@@ -10,6 +10,7 @@ import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.bytedeco.javacpp.Loader;
@@ -30,6 +31,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
     /** Longs describing a matrix to the fused kernels: layout, address, rows, cols, compact, lanes, streaming. */
     private static final int MATRIX_FIELDS = 7;
+    /** How long closing waits for a background copy in progress (one matrix takes milliseconds). */
+    private static final java.time.Duration STOP_COPIES = java.time.Duration.ofMinutes(1);
+    /** Longer than a product takes: after it, no product reads tiles replaced before it began. */
+    private static final java.time.Duration SETTLE = java.time.Duration.ofMillis(200);
 
     private final Isa isa;
     private final int threads;
@@ -41,6 +46,11 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /** Copies of matrices in other layouts, in one native arena freed with the pool. */
     private final CompactCopies compact;
     private final CompactCopies lanes;
+    /** Lanes copies of streamed q4_1 matrices, made after loading by {@link #background}. */
+    private final CompactCopies laterLanes;
+    private final BackgroundCopies background = new BackgroundCopies();
+    /** Tiles given back once, to give back again later (see {@link #releaseAgain}); the copies' thread's own. */
+    private final List<Matrix> releasedOnce = new java.util.ArrayList<>();
     private final FusedParts fused = new FusedParts();
     private final WeightFootprint footprint;
     private volatile boolean closed;
@@ -56,15 +66,25 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         CompactCopies copies = new CompactCopies((layout, tiles, rows, cols) ->
                 NativeLibrary.repackCompact(a, layout, tiles, rows, cols));
         CompactCopies laneCopies = new CompactCopies((layout, tiles, rows, cols) ->
-                NativeLibrary.repackLanes(a, layout, tiles, rows, cols));
+                NativeLibrary.repackLanes(p, a, layout, tiles, rows, cols));
+        long single = NativeLibrary.createPool(1);  // the background copies' own: the pool is for serving
+        CompactCopies laterCopies = new CompactCopies((layout, tiles, rows, cols) ->
+                NativeLibrary.repackLanes(single, a, layout, tiles, rows, cols));
         this.compact = copies;
         this.lanes = laneCopies;
+        this.laterLanes = laterCopies;
         FusedParts parts = fused;
+        BackgroundCopies copier = background;
         this.cleanable = CLEANER.register(this, () -> {
+            if (!copier.stop(STOP_COPIES)) {
+                return;  // a copy is still being written: leave its memory rather than free it under it
+            }
             NativeLibrary.destroyPool(p);
+            NativeLibrary.destroyPool(single);
             parts.free();
             copies.free();
             laneCopies.free();
+            laterCopies.free();
             NativeLibrary.destroyArena(a);
         });
     }
@@ -302,11 +322,15 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * Prepare every matrix of the model before fusing, as a loader does, so that what is decided from the model's
      * size sees all of it.
      *
-     * <p>On the AVX-512 path, Q8 and q4_1 matrices of a model that fits in the last-level cache get a copy in the lanes
-     * layout: each 32×32 group stored in the order the VNNI product consumes it, so that products load groups instead
-     * of transposing each one again on every token (about half the arithmetic of a group; a cache-resident model is
-     * bound by that arithmetic, a larger one by memory, where the copy would gain nothing and double the weights'
-     * memory). The copy holds the same codes and scales, so products give the same bits.
+     * <p>On the AVX-512 path, Q8 and q4_1 matrices of a model that fits in the last-level cache, and q4_1 matrices of a
+     * model whose weights are read {@link Streaming#PREFETCHED prefetched} from memory, get a copy in the lanes layout:
+     * each 32×32 group stored in the order the VNNI product consumes it, so that products load groups instead of
+     * transposing each one again on every token. A streamed q4_1 group has more of that arithmetic per byte than a Q8
+     * one (nibbles to split): the 1B shape decoded 11% faster from the copy (Q8: 7%, not worth copying twice the
+     * bytes). Cache-resident models are copied here, on the pool; streamed q4_1 matrices after this returns, in the
+     * background ({@link BackgroundCopies}, see {@link #awaitCopies}), the layer switching to them when they are made.
+     * When the tiles are a file mapping, their pages are then given back, so that the copy does not double the
+     * resident memory. The copy holds the same codes and scales, so products give the same bits.
      *
      * @throws IllegalArgumentException when a size does not fit the shape, or a matrix is not in a direct buffer
      */
@@ -318,6 +342,32 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("rope tables for head dim " + rope.headDim() + ", layer has "
                     + a.headDim());
         }
+        FusedLayer layer = new FusedLayer(this, layerHandle(weights, shape, rope), weights, shape, rope);
+        List<Matrix> later = weights.matrices().stream().filter(this::copiedLater).toList();
+        if (!later.isEmpty()) {
+            background.submit(() -> {
+                // A matrix at a time, each switched to as soon as it is copied and its tiles then given back: the
+                // tiles and the copies of a whole layer are never resident together.
+                releaseAgain();
+                for (Matrix m : later) {
+                    if (closed) {
+                        return;
+                    }
+                    laterLanes.of(m);
+                    layer.handle = layerHandle(weights, shape, rope);
+                    releaseMapped(m);
+                    releasedOnce.add(m);
+                }
+                layer.readsCopies = true;
+            });
+        }
+        Reference.reachabilityFence(this);
+        return layer;
+    }
+
+    /** A native fused layer reading the copies made so far. */
+    private long layerHandle(LayerWeights weights, LayerShape shape, Rope rope) {
+        AttentionShape a = shape.attention();
         long[] matrices = new long[MATRIX_FIELDS * 7];
         int j = 0;
         for (Matrix m : weights.matrices()) {
@@ -332,8 +382,16 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         long handle = NativeLibrary.createFusedLayer(matrices, dims, shape.eps(), a.scale(), weights.attnNorm(),
                 weights.ffnNorm(), b.q(), b.k(), b.v(), n.q(), n.k());
         fused.add(handle, NativeLibrary::destroyFusedLayer);
-        Reference.reachabilityFence(this);
-        return new FusedLayer(this, handle, weights, shape, rope);
+        return handle;
+    }
+
+    /**
+     * Waits until the copies that are made after loading (streamed q4_1 matrices on the AVX-512 path) are made and in
+     * use; returns whether they are, within {@code timeout}. Products are the same bits before and after; this is for
+     * measuring the faster ones.
+     */
+    public boolean awaitCopies(java.time.Duration timeout) {
+        return background.await(timeout);
     }
 
     /**
@@ -346,10 +404,28 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("the final norm has " + norm.length + " elements, the head "
                     + head.cols() + " columns");
         }
+        FusedHead fusedHead = new FusedHead(this, headHandle(head, norm, eps), head);
+        if (copiedLater(head)) {
+            background.submit(() -> {
+                if (!closed) {
+                    releaseAgain();
+                    laterLanes.of(head);
+                    fusedHead.handle = headHandle(head, norm, eps);
+                    releaseMapped(head);
+                    releasedOnce.add(head);
+                    pause(SETTLE);  // the head comes last: let the products still on its tiles finish, then sweep
+                    releaseAgain();
+                }
+            });
+        }
+        Reference.reachabilityFence(this);
+        return fusedHead;
+    }
+
+    private long headHandle(Matrix head, float[] norm, float eps) {
         long handle = NativeLibrary.createFusedHead(describe(head), norm, eps);
         fused.add(handle, NativeLibrary::destroyFusedHead);
-        Reference.reachabilityFence(this);
-        return new FusedHead(this, handle, head);
+        return handle;
     }
 
     /**
@@ -379,7 +455,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         return footprint.streams(w) ? streaming : Streaming.IN_PLACE;
     }
 
-    /** A matrix as the fused kernels read it: layout, address, rows, cols, compact, lanes, streaming. */
+    /**
+     * A matrix as the fused kernels read it: layout, address, rows, cols, compact, lanes, streaming. A lanes copy made
+     * after loading ({@link #copiedLater}) is used once it exists.
+     */
     private long[] describe(Matrix m) {
         if (!m.data().isDirect()) {
             throw new IllegalArgumentException(m.name() + ": fused kernels read weights in native memory; this "
@@ -388,11 +467,43 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         prepare(m);
         Streaming reading = readingOf(m);
         boolean quantized = m.layout() == Matrix.Layout.TILES_Q8 || m.layout() == Matrix.Layout.TILES_Q4_1;
-        boolean inLanes = quantized && isa == Isa.AVX512 && reading == Streaming.IN_PLACE;
+        boolean copiedNow = quantized && isa == Isa.AVX512 && reading == Streaming.IN_PLACE;
+        boolean inLanes = copiedNow || laterLanes.has(m);
         boolean compacted = !inLanes && CompactCopies.worthIt(m);
-        long address = inLanes ? lanes.of(m) : compacted ? compact.of(m) : NativeLibrary.bufferAddress(m.data());
+        long address = copiedNow ? lanes.of(m) : inLanes ? laterLanes.of(m) : compacted ? compact.of(m)
+                : NativeLibrary.bufferAddress(m.data());
+        if (copiedNow) {  // a later copy's tiles are given back once the layer has switched (see fuse)
+            releaseMapped(m);
+        }
         return new long[] {m.layout().ordinal(), address, m.rows(), m.cols(), compacted ? 1 : 0, inLanes ? 1 : 0,
                 reading.ordinal()};
+    }
+
+    /** Whether the fused kernels read m from a lanes copy made after loading: a streamed q4_1 matrix on AVX-512. */
+    private boolean copiedLater(Matrix m) {
+        return isa == Isa.AVX512 && m.layout() == Matrix.Layout.TILES_Q4_1 && readingOf(m) == Streaming.PREFETCHED;
+    }
+
+    /**
+     * Gives back, a second time, the tiles whose pages were given back by an earlier job: a product that was reading
+     * them when its layer switched to the copy has read some back in. Only the copies' thread calls this.
+     */
+    private void releaseAgain() {
+        releasedOnce.forEach(NativeKernels::releaseMapped);
+        releasedOnce.clear();
+    }
+
+    private static void pause(java.time.Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Gives back the pages of m's tiles, now that a copy replaces them, if they are a file mapping (kernels.h). */
+    private static void releaseMapped(Matrix m) {
+        NativeLibrary.releaseMapped(m.data(), m.layout().bytes(m.rows(), m.cols()));
     }
 
     /**

@@ -52,8 +52,14 @@ final class NativeLibrary {
     /** A compact copy of a Q8 or q4_1 tiled matrix in the arena: its address, or 0 if out of memory. */
     static native long repackCompact(long arena, int layout, ByteBuffer tiles, int rows, int cols);
 
-    /** A lanes copy of a Q8 or q4_1 tiled matrix (AVX-512 only) in the arena: its address, or 0 if out of memory. */
-    static native long repackLanes(long arena, int layout, ByteBuffer tiles, int rows, int cols);
+    /** A lanes copy of a Q8 or q4_1 tiled matrix (AVX-512 only) in the arena, made on the pool; 0 if out of memory. */
+    static native long repackLanes(long pool, long arena, int layout, ByteBuffer tiles, int rows, int cols);
+
+    /** Lowers the calling thread's priority below all normal threads' (nice 19). */
+    static native void deferToOthers();
+
+    /** Gives back the process's pages of {@code bytes} bytes a copy replaced, if they are a file's shared mapping. */
+    static native void releaseMapped(ByteBuffer data, long bytes);
 
     @CriticalRegion
     static native void row(int layout, ByteBuffer w, int cols, int row, float[] out, int offset);
