@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Weight copies made after loading, one after another on a thread of their own that runs only when a core is idle
  * (nice 19), so that a model answers from its
  * tiles at once and switches to the faster copies as they are ready (about a quarter of a second of one core for the
- * 1B shape's 0.65 GB at q4_1; made during loading, they lengthened it by 0.45 s). A job makes a fused part's copies
+ * 1B shape's 0.65 GB at q4_1, twice that at Q8; made during loading, they lengthened it by 0.45 s at q4_1). A job makes a fused part's copies
  * and swaps its handle for one that reads them; products running meanwhile read the tiles, which stay valid. A job
  * that fails (out of memory) is logged and leaves the tiles in use.
  */

@@ -46,7 +46,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /** Copies of matrices in other layouts, in one native arena freed with the pool. */
     private final CompactCopies compact;
     private final CompactCopies lanes;
-    /** Lanes copies of streamed q4_1 matrices, made after loading by {@link #background}. */
+    /** Lanes copies of streamed Q8 and q4_1 matrices, made after loading by {@link #background}. */
     private final CompactCopies laterLanes;
     private final BackgroundCopies background = new BackgroundCopies();
     /** Tiles given back once, to give back again later (see {@link #releaseAgain}); the copies' thread's own. */
@@ -322,15 +322,15 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * Prepare every matrix of the model before fusing, as a loader does, so that what is decided from the model's
      * size sees all of it.
      *
-     * <p>On the AVX-512 path, Q8 and q4_1 matrices of a model that fits in the last-level cache, and q4_1 matrices of a
-     * model whose weights are read {@link Streaming#PREFETCHED prefetched} from memory, get a copy in the lanes layout:
-     * each 32×32 group stored in the order the VNNI product consumes it, so that products load groups instead of
-     * transposing each one again on every token. A streamed q4_1 group has more of that arithmetic per byte than a Q8
-     * one (nibbles to split): the 1B shape decoded 11% faster from the copy (Q8: 7%, not worth copying twice the
-     * bytes). Cache-resident models are copied here, on the pool; streamed q4_1 matrices after this returns, in the
-     * background ({@link BackgroundCopies}, see {@link #awaitCopies}), the layer switching to them when they are made.
-     * When the tiles are a file mapping, their pages are then given back, so that the copy does not double the
-     * resident memory. The copy holds the same codes and scales, so products give the same bits.
+     * <p>On the AVX-512 path, Q8 and q4_1 matrices get a copy in the lanes layout: each 32×32 group stored in the
+     * order the VNNI product consumes it, so that products load groups instead of transposing each one again on every
+     * token (the 1B shape decoded 11% faster from copies at q4_1, whose nibbles make the most of that work, and 7–15%
+     * at Q8). A model that fits in the last-level cache is copied here, on the pool. A model whose weights stream from
+     * memory ({@link Streaming#PREFETCHED prefetched}) is copied after this returns, in the background
+     * ({@link BackgroundCopies}, see {@link #awaitCopies}), the layer switching to each copy as it is made; the tiles'
+     * pages are then given back when they are a file mapping, so that the copy does not double the resident memory.
+     * Weights read {@link Streaming#STAGED staged} are not copied. The copy holds the same codes and scales, so
+     * products give the same bits.
      *
      * @throws IllegalArgumentException when a size does not fit the shape, or a matrix is not in a direct buffer
      */
@@ -348,13 +348,13 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             background.submit(() -> {
                 // A matrix at a time, each switched to as soon as it is copied and its tiles then given back: the
                 // tiles and the copies of a whole layer are never resident together.
-                releaseAgain();
                 for (Matrix m : later) {
                     if (closed) {
                         return;
                     }
                     laterLanes.of(m);
                     layer.handle = layerHandle(weights, shape, rope);
+                    releaseAgain();  // the copy just made took longer than any product still on older tiles
                     releaseMapped(m);
                     releasedOnce.add(m);
                 }
@@ -386,7 +386,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     }
 
     /**
-     * Waits until the copies that are made after loading (streamed q4_1 matrices on the AVX-512 path) are made and in
+     * Waits until the copies that are made after loading (streamed matrices on the AVX-512 path) are made and in
      * use; returns whether they are, within {@code timeout}. Products are the same bits before and after; this is for
      * measuring the faster ones.
      */
@@ -408,9 +408,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (copiedLater(head)) {
             background.submit(() -> {
                 if (!closed) {
-                    releaseAgain();
                     laterLanes.of(head);
                     fusedHead.handle = headHandle(head, norm, eps);
+                    releaseAgain();
                     releaseMapped(head);
                     releasedOnce.add(head);
                     pause(SETTLE);  // the head comes last: let the products still on its tiles finish, then sweep
@@ -479,9 +479,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
                 reading.ordinal()};
     }
 
-    /** Whether the fused kernels read m from a lanes copy made after loading: a streamed q4_1 matrix on AVX-512. */
+    /** Whether the fused kernels read m from a lanes copy made after loading: streamed Q8 or q4_1 on AVX-512. */
     private boolean copiedLater(Matrix m) {
-        return isa == Isa.AVX512 && m.layout() == Matrix.Layout.TILES_Q4_1 && readingOf(m) == Streaming.PREFETCHED;
+        return isa == Isa.AVX512 && (m.layout() == Matrix.Layout.TILES_Q4_1 || m.layout() == Matrix.Layout.TILES_Q8)
+                && readingOf(m) == Streaming.PREFETCHED;
     }
 
     /**
