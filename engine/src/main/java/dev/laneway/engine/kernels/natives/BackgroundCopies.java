@@ -11,11 +11,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Weight copies made after loading, one after another on a thread of their own that runs only when a core is idle
- * (nice 19), so that a model answers from its
- * tiles at once and switches to the faster copies as they are ready (about a quarter of a second of one core for the
- * 1B shape's 0.65 GB at q4_1, twice that at Q8; made during loading, they lengthened it by 0.45 s at q4_1). A job makes a fused part's copies
- * and swaps its handle for one that reads them; products running meanwhile read the tiles, which stay valid. A job
- * that fails (out of memory) is logged and leaves the tiles in use.
+ * (nice 19), so that a model answers from its tiles at once and switches to the faster copies as they are ready (about
+ * a quarter of a second of one core for the 1B shape's 0.65 GB at q4_1, twice that at Q8; made during loading, they
+ * lengthened it by 0.45 s at q4_1). A job makes a fused part's copies and swaps its handle for one that reads them;
+ * products running meanwhile read the tiles, which stay valid. A job that fails (out of memory) is logged and leaves
+ * the tiles in use.
  */
 final class BackgroundCopies {
     private static final System.Logger LOG = System.getLogger(BackgroundCopies.class.getName());
@@ -29,43 +29,36 @@ final class BackgroundCopies {
         t.setDaemon(true);  // a process may exit while copies are still being made
         return t;
     });
-    private final AtomicInteger pending = new AtomicInteger();
     private volatile Future<?> last;
 
     /** Runs {@code job} after the jobs submitted before it. */
     synchronized void submit(Runnable job) {
-        pending.incrementAndGet();
         last = thread.submit(() -> {
             try {
                 job.run();
             } catch (RuntimeException | OutOfMemoryError e) {
                 LOG.log(System.Logger.Level.WARNING, "a weight copy was not made; products read the tiles: " + e);
-            } finally {
-                pending.decrementAndGet();
             }
         });
     }
 
-    /** Whether every job submitted so far has finished, waiting at most {@code timeout}. */
+    /** Whether every job submitted so far has finished, waiting at most {@code timeout}: jobs run in order. */
     boolean await(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (pending.get() > 0) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            try {
-                Future<?> f = last;
-                if (f != null) {
-                    f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            } catch (ExecutionException | TimeoutException e) {
-                // a failed job counts as finished; a timeout is checked above
-            }
+        Future<?> f = last;
+        if (f == null) {
+            return true;
         }
-        return true;
+        try {
+            f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException e) {
+            return true;  // the job logs its own failure; it has finished
+        } catch (TimeoutException e) {
+            return false;
+        }
     }
 
     /**

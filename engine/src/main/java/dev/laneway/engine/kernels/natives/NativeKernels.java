@@ -10,6 +10,7 @@ import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -32,9 +33,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /** Longs describing a matrix to the fused kernels: layout, address, rows, cols, compact, lanes, streaming. */
     private static final int MATRIX_FIELDS = 7;
     /** How long closing waits for a background copy in progress (one matrix takes milliseconds). */
-    private static final java.time.Duration STOP_COPIES = java.time.Duration.ofMinutes(1);
+    private static final Duration STOP_COPIES = Duration.ofMinutes(1);
     /** Longer than a product takes: after it, no product reads tiles replaced before it began. */
-    private static final java.time.Duration SETTLE = java.time.Duration.ofMillis(200);
+    private static final Duration SETTLE = Duration.ofMillis(200);
 
     private final Isa isa;
     private final int threads;
@@ -49,8 +50,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /** Lanes copies of streamed Q8 and q4_1 matrices, made after loading by {@link #background}. */
     private final CompactCopies laterLanes;
     private final BackgroundCopies background = new BackgroundCopies();
-    /** Tiles given back once, to give back again later (see {@link #releaseAgain}); the copies' thread's own. */
-    private final List<Matrix> releasedOnce = new java.util.ArrayList<>();
+    /** The tiles last given back, to give back again (see {@link #switchToCopy}); the copies' thread's own. */
+    private Matrix releasedLast;
     private final FusedParts fused = new FusedParts();
     private final WeightFootprint footprint;
     private volatile boolean closed;
@@ -352,11 +353,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
                     if (closed) {
                         return;
                     }
-                    laterLanes.of(m);
-                    layer.handle = layerHandle(weights, shape, rope);
-                    releaseAgain();  // the copy just made took longer than any product still on older tiles
-                    releaseMapped(m);
-                    releasedOnce.add(m);
+                    switchToCopy(m, () -> layer.handle = layerHandle(weights, shape, rope));
                 }
                 layer.readsCopies = true;
             });
@@ -390,7 +387,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * use; returns whether they are, within {@code timeout}. Products are the same bits before and after; this is for
      * measuring the faster ones.
      */
-    public boolean awaitCopies(java.time.Duration timeout) {
+    public boolean awaitCopies(Duration timeout) {
         return background.await(timeout);
     }
 
@@ -408,13 +405,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (copiedLater(head)) {
             background.submit(() -> {
                 if (!closed) {
-                    laterLanes.of(head);
-                    fusedHead.handle = headHandle(head, norm, eps);
-                    releaseAgain();
-                    releaseMapped(head);
-                    releasedOnce.add(head);
+                    switchToCopy(head, () -> fusedHead.handle = headHandle(head, norm, eps));
                     pause(SETTLE);  // the head comes last: let the products still on its tiles finish, then sweep
-                    releaseAgain();
+                    releaseMapped(head);
                 }
             });
         }
@@ -486,15 +479,21 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     }
 
     /**
-     * Gives back, a second time, the tiles whose pages were given back by an earlier job: a product that was reading
-     * them when its layer switched to the copy has read some back in. Only the copies' thread calls this.
+     * On the copies' thread: copies m, lets {@code reswitch} rebuild its fused part to read the copies made so far, and
+     * gives back m's tiles. The tiles given back before are given back once more: a product that was reading them when
+     * its part switched has read some back in, and has finished since (copying m took longer).
      */
-    private void releaseAgain() {
-        releasedOnce.forEach(NativeKernels::releaseMapped);
-        releasedOnce.clear();
+    private void switchToCopy(Matrix m, Runnable reswitch) {
+        laterLanes.of(m);
+        reswitch.run();
+        if (releasedLast != null) {
+            releaseMapped(releasedLast);
+        }
+        releaseMapped(m);
+        releasedLast = m;
     }
 
-    private static void pause(java.time.Duration d) {
+    private static void pause(Duration d) {
         try {
             Thread.sleep(d.toMillis());
         } catch (InterruptedException e) {
