@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * The activations of one generation stream: every plan buffer for up to {@code maxBatch} tokens, and the KV cache.
- * Allocated once per stream and reused by every generation on it.
+ * Allocated once per stream and reused by every generation on it; the cache grows as positions are used.
  */
 public final class ForwardState {
     final float[][] buffers;
@@ -27,7 +27,7 @@ public final class ForwardState {
         for (int i = 0; i < buffers.length; i++) {
             buffers[i] = new float[Math.toIntExact(lengths[i])];
         }
-        this.cache = new KvCache(dims.layers(), dims.contextLength(), dims.kvDim(), kv);
+        this.cache = KvCache.onDemand(dims.layers(), dims.contextLength(), dims.kvDim(), kv);
         this.tokens = new int[maxBatch];
         this.contextLength = dims.contextLength();
     }
@@ -44,6 +44,7 @@ public final class ForwardState {
             throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
                     + " exceed the context of " + contextLength);
         }
+        cache.reserve(startPos + n);
         System.arraycopy(tokens, offset, this.tokens, 0, n);
     }
 

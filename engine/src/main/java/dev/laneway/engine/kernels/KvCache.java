@@ -1,36 +1,113 @@
 package dev.laneway.engine.kernels;
 
+import java.util.Arrays;
+
 /**
- * Keys and values of past positions for every layer, for one generation stream, allocated once for the model's
- * context length: per layer, [position][kvDim] keys and values. They are kept in half precision by default, as
- * llama.cpp keeps them (half the memory and bandwidth, and attention numerics that agree with it), or in single
- * precision.
+ * Keys and values of past positions for every layer, for one generation stream: per layer, [position][kvDim] keys and
+ * values. They are kept in half precision by default, as llama.cpp keeps them (half the memory and bandwidth, and
+ * attention numerics that agree with it), or in single precision.
+ *
+ * <p>A cache made {@link #onDemand} holds room for the positions used so far and grows as a generation reaches past
+ * them (doubling, up to the context length), so that a model's full context costs neither memory nor the time of
+ * clearing it until a conversation is that long: the 1B shape's 4096 positions are 134 MB per stream.
  */
 public final class KvCache {
     /** How keys and values are stored. */
     public enum Precision { F16, F32 }
 
+    /** The fewest positions an on-demand cache makes room for. */
+    static final int FIRST_ROOM = 256;
+
     private final Layer[] layers;
     private final int contextLength;
     private final int kvDim;
     private final Precision precision;
+    private int room;
 
-    /** A single-precision cache. */
+    /** A single-precision cache with room for the whole context. */
     public KvCache(int layers, int contextLength, int kvDim) {
         this(layers, contextLength, kvDim, Precision.F32);
     }
 
+    /** A cache with room for the whole context. */
     public KvCache(int layers, int contextLength, int kvDim, Precision precision) {
+        this(layers, contextLength, kvDim, precision, contextLength);
+    }
+
+    private KvCache(int layers, int contextLength, int kvDim, Precision precision, int room) {
         this.layers = new Layer[layers];
         this.contextLength = contextLength;
         this.kvDim = kvDim;
         this.precision = precision;
-        int n = Math.multiplyExact(contextLength, kvDim);
         for (int l = 0; l < layers; l++) {
-            this.layers[l] = precision == Precision.F16
-                    ? new Layer(null, null, new short[n], new short[n], kvDim)
-                    : new Layer(new float[n], new float[n], null, null, kvDim);
+            this.layers[l] = new Layer(precision, kvDim);
         }
+        Math.multiplyExact(contextLength, kvDim);  // the whole context must fit in one array
+        grow(room);
+    }
+
+    /** A cache that makes room for positions as {@link #reserve} asks for them. */
+    public static KvCache onDemand(int layers, int contextLength, int kvDim, Precision precision) {
+        return new KvCache(layers, contextLength, kvDim, precision, 0);
+    }
+
+    /**
+     * Makes room for positions {@code 0 .. positions - 1} in every layer, keeping what is stored; the arrays of
+     * {@link Layer} are replaced when they grow.
+     */
+    public void reserve(int positions) {
+        if (positions > contextLength) {
+            throw new IllegalArgumentException(positions + " positions exceed the context of " + contextLength);
+        }
+        if (positions > room) {
+            grow((int) Math.min(contextLength, Math.max(positions, Math.max(FIRST_ROOM, 2L * room))));
+        }
+    }
+
+    private void grow(int positions) {
+        int n = positions * kvDim;
+        try {
+            for (Layer layer : layers) {
+                layer.resize(n);
+            }
+        } catch (OutOfMemoryError e) {
+            // Layers already grown keep their larger arrays; the positions in room are intact in all of them.
+            throw new IllegalStateException("not enough memory for a KV cache of " + positions + " positions ("
+                    + bytesFor(positions) / (1 << 20) + " MiB); lower --opt ctx or --streams, or give the JVM more"
+                    + " heap (-Xmx)");
+        }
+        room = positions;
+    }
+
+    /** Bytes of keys and values for {@code positions} positions in every layer. */
+    public long bytesFor(int positions) {
+        return bytes(layers.length, positions, kvDim, precision);
+    }
+
+    static long bytes(int layers, int positions, int kvDim, Precision precision) {
+        return 2L * layers * positions * kvDim * (precision == Precision.F16 ? Short.BYTES : Float.BYTES);
+    }
+
+    /**
+     * Refuses, when a model is opened, {@code streams} on-demand caches that could not all grow to the whole context
+     * in {@code heapLeft} bytes, as caches made whole at once would have failed then: a server that starts can hold
+     * its longest conversations.
+     *
+     * @throws IllegalArgumentException naming what they need and what there is
+     */
+    public static void requireHeap(int streams, int layers, int contextLength, int kvDim, Precision precision,
+                                   long heapLeft) {
+        long need = streams * bytes(layers, contextLength, kvDim, precision);
+        if (need > heapLeft) {
+            throw new IllegalArgumentException("the KV caches of " + streams + " stream(s) at the full context of "
+                    + contextLength + " positions need " + need / (1 << 20) + " MiB, more than the "
+                    + heapLeft / (1 << 20) + " MiB of Java heap left: lower --opt ctx or --streams, or raise -Xmx");
+        }
+    }
+
+    /** Positions there is room for now. */
+    public int room() {
+        return room;
     }
 
     public Layer layer(int l) {
@@ -51,18 +128,31 @@ public final class KvCache {
 
     /** One layer's cache: float arrays in single precision, or half-precision bits. */
     public static final class Layer {
-        private final float[] keys;
-        private final float[] values;
-        private final short[] keys16;
-        private final short[] values16;
+        private float[] keys;
+        private float[] values;
+        private short[] keys16;
+        private short[] values16;
         private final int kvDim;
 
-        Layer(float[] keys, float[] values, short[] keys16, short[] values16, int kvDim) {
-            this.keys = keys;
-            this.values = values;
-            this.keys16 = keys16;
-            this.values16 = values16;
+        Layer(Precision precision, int kvDim) {
+            if (precision == Precision.F16) {
+                keys16 = new short[0];
+                values16 = new short[0];
+            } else {
+                keys = new float[0];
+                values = new float[0];
+            }
             this.kvDim = kvDim;
+        }
+
+        private void resize(int n) {
+            if (keys16 != null) {
+                keys16 = Arrays.copyOf(keys16, n);
+                values16 = Arrays.copyOf(values16, n);
+            } else {
+                keys = Arrays.copyOf(keys, n);
+                values = Arrays.copyOf(values, n);
+            }
         }
 
         /** Whether keys and values are half precision ({@link #keys16()}, {@link #values16()}). */

@@ -27,7 +27,8 @@ import java.util.function.Function;
 
 /**
  * One generation stream of a model on a device (BRIEF §4). The buffers that persist across generations (the
- * activations and KV cache; the weights are shared by all lanes) are allocated once. Each generation gets a fresh
+ * activations and KV cache; the weights are shared by all lanes) are allocated once, the KV cache growing as positions
+ * are first reached. Each generation gets a fresh
  * context: {@code begin} opens and configures it (an init run with its own bound, then the output-head
  * configuration), each position's kernels run on it with deadlines, and {@code end} drops it on every path,
  * exceptions included. A device fault fails that generation only, with a recorded diagnostic; the next generation

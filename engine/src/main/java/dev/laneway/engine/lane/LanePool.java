@@ -52,6 +52,9 @@ public final class LanePool implements AutoCloseable {
     public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
                                   KvCache.Precision kv, int[] endOfText, LaneTimeouts timeouts, ContextGate gate,
                                   Clock clock) {
+        Runtime heap = Runtime.getRuntime();
+        KvCache.requireHeap(streams, forward.dims().layers(), forward.dims().contextLength(), forward.dims().kvDim(),
+                kv, heap.maxMemory() - (heap.totalMemory() - heap.freeMemory()));
         FaultLog faults = new FaultLog(32);
         Generator generator = new Generator(forward.dims(), maxBatch, endOfText);
         List<Lane> lanes = new ArrayList<>();

@@ -17,6 +17,7 @@ import dev.laneway.engine.laya.Classifier;
 import dev.laneway.engine.laya.LayaCheckpoint;
 import dev.laneway.engine.laya.LayaRouter;
 import dev.laneway.engine.laya.RoutedModel;
+import dev.laneway.engine.tokenizer.BackgroundResult;
 import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.engine.tokenizer.ChatTemplateException;
 import dev.laneway.engine.tokenizer.TextTokenizer;
@@ -186,13 +187,16 @@ public final class ModelAssembly {
             Dims dims = container.dims(engine.contextFor(container.config().maxPositionEmbeddings()));
             Kernels kernels = KernelsChooser.choose(engine.kernels(),
                     engine.threads().orElse(KernelsChooser.defaultThreads()));
+            // The tokenizer loads on a thread of its own while the forward compiles: each takes about half a
+            // second, most of it class loading and the native library's start, and neither needs the other.
+            BackgroundResult<TextTokenizer> tokenizer = TokenizerLoader.loadInBackground(dir);
             try {
                 LaneForward forward = compiler.compile(container, dims, kernels);
-                TextTokenizer tokenizer = TokenizerLoader.load(dir);
                 String id = options.alias().orElse(dir.getFileName().toString());
                 return new Compiled(id, route, container, engine, dims, kernels, ForwardCompiler.nameOf(forward),
-                        submission.apply(forward), tokenizer, options);
+                        submission.apply(forward), tokenizer.get(), options);
             } catch (IOException | RuntimeException e) {
+                tokenizer.discard(TextTokenizer::close);
                 closeKernels(kernels);
                 throw e;
             }

@@ -37,8 +37,6 @@ public final class ChatTemplate {
             + "{% endfor %}"
             + "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-    private static final Jinjava JINJA = newEngine();
-
     private final String source;
     /** The source as the engine needs it, see {@link JinjaDialect}. */
     private final String adapted;
@@ -97,7 +95,7 @@ public final class ChatTemplate {
         // Templates test "strftime_now is defined" before calling it; functions are not variables here.
         vars.put("strftime_now", true);
         vars.put("raise_exception", true);
-        RenderResult result = JINJA.renderForResult(adapted, vars);
+        RenderResult result = Engine.JINJA.renderForResult(adapted, vars);
         List<TemplateError> fatal = result.getErrors().stream()
                 .filter(e -> e.getSeverity() == TemplateError.ErrorType.FATAL)
                 .collect(Collectors.toList());
@@ -123,6 +121,14 @@ public final class ChatTemplate {
             }
         }
         return null;
+    }
+
+    /**
+     * The template engine, made on the first render (loading it takes a third of a second, which a model that is only
+     * asked for completions never needs to spend).
+     */
+    private static final class Engine {
+        static final Jinjava JINJA = newEngine();
     }
 
     private static Jinjava newEngine() {

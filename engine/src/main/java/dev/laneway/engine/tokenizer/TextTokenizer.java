@@ -30,9 +30,12 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
             "<|return|>", "<|call|>");
 
     private final HuggingFaceTokenizer withSpecial;
-    /** {@code tokenizer.json} without its special added tokens, or null when it has none. */
-    private final String plainJson;
-    /** The tokenizer of {@link #plainJson}, made on first use; {@link #withSpecial} itself when there are none. */
+    /** {@code tokenizer.json} when it has special added tokens, for {@link #plain()}; null when it has none. */
+    private final String withSpecialJson;
+    /**
+     * The tokenizer without the special added tokens, made on first use (its {@code tokenizer.json} too: writing
+     * it out took a tenth of a second of loading); {@link #withSpecial} itself when there are none.
+     */
     private volatile HuggingFaceTokenizer plain;
     private boolean closed;
     private final String[] texts;
@@ -45,11 +48,11 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
     private final Set<Integer> endOfGeneration;
     private final Optional<String> chatTemplate;
 
-    private TextTokenizer(TokenizerJson tj, TokenizerConfig config, Set<Integer> extraEndIds,
+    private TextTokenizer(String json, TokenizerJson tj, TokenizerConfig config, Set<Integer> extraEndIds,
                           HuggingFaceTokenizer withSpecial) {
         this.withSpecial = withSpecial;
-        this.plainJson = tj.hasSpecialAddedTokens() ? tj.withoutSpecialTokens() : null;
-        this.plain = plainJson == null ? withSpecial : null;
+        this.withSpecialJson = tj.hasSpecialAddedTokens() ? json : null;
+        this.plain = withSpecialJson == null ? withSpecial : null;
         this.texts = tj.texts;
         this.special = tj.special;
         this.pieces = TokenPieces.of(tj);
@@ -87,12 +90,14 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
 
     static TextTokenizer create(String tokenizerJson, TokenizerConfig config, Set<Integer> extraEndIds)
             throws IOException {
-        TokenizerJson tj = TokenizerJson.parse(tokenizerJson);
-        HuggingFaceTokenizer withSpecial = NativeTokenizers.fromJson(tokenizerJson);
+        // The native library starts and reads the file on another thread while this one reads what it needs.
+        BackgroundResult<HuggingFaceTokenizer> withSpecial = BackgroundResult.start("laneway-tokenizer-native",
+                () -> NativeTokenizers.fromJson(tokenizerJson));
         try {
-            return new TextTokenizer(tj, config, extraEndIds, withSpecial);
-        } catch (RuntimeException e) {
-            withSpecial.close();
+            TokenizerJson tj = TokenizerJson.parse(tokenizerJson);
+            return new TextTokenizer(tokenizerJson, tj, config, extraEndIds, withSpecial.get());
+        } catch (IOException | RuntimeException e) {
+            withSpecial.discard(HuggingFaceTokenizer::close);
             throw e;
         }
     }
@@ -131,7 +136,7 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
                 p = plain;
                 if (p == null) {
                     try {
-                        p = NativeTokenizers.fromJson(plainJson);
+                        p = NativeTokenizers.fromJson(TokenizerJson.parse(withSpecialJson).withoutSpecialTokens());
                     } catch (IOException e) {
                         // The same file as the one already loaded, less some added tokens: cannot be malformed.
                         throw new IllegalStateException("could not load the tokenizer without special tokens", e);

@@ -34,6 +34,11 @@ public final class TokenizerLoader {
         return fromGguf(GgufFile.open(path));
     }
 
+    /** {@link #load} on a thread of its own. */
+    public static BackgroundResult<TextTokenizer> loadInBackground(Path path) {
+        return BackgroundResult.start("laneway-tokenizer-loader", () -> load(path));
+    }
+
     /** The tokenizer of a GGUF file: its vocabulary converted to Hugging Face files in memory. */
     public static TextTokenizer fromGguf(GgufFile gguf) throws IOException {
         HfTokenizerFiles files = GgufTokenizerConverter.convert(gguf);

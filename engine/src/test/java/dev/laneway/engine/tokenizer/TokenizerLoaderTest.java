@@ -51,4 +51,25 @@ class TokenizerLoaderTest {
         Path notGguf = Files.writeString(dir.resolve("x.gguf"), "not a gguf file at all, just text");
         assertThrows(FormatException.class, () -> TokenizerLoader.load(notGguf));
     }
+
+    @Test
+    void loadsInTheBackgroundAndReportsFailuresAsThrown(@TempDir Path dir) throws Exception {
+        BackgroundResult<TextTokenizer> loading = TokenizerLoader.loadInBackground(Shared.tinystoriesCheckpoint());
+        try (TextTokenizer t = loading.get();
+             TextTokenizer direct = TokenizerLoader.load(Shared.tinystoriesCheckpoint())) {
+            assertArrayEquals(direct.encode("Once upon a time", true, true), t.encode("Once upon a time", true, true));
+        }
+        BackgroundResult<TextTokenizer> missing = TokenizerLoader.loadInBackground(dir);
+        FormatException noJson = assertThrows(FormatException.class, missing::get);
+        assertTrue(noJson.getMessage().endsWith("no tokenizer.json in this model directory"), noJson.getMessage());
+    }
+
+    @Test
+    void theNativeLibraryRunsOfflineAndReportsNothing() throws Exception {
+        try (TextTokenizer t = TokenizerLoader.load(Shared.tinystoriesCheckpoint())) {
+            assertEquals("true", System.getProperty(NativeTokenizers.OFFLINE));
+            assertEquals("true", System.getProperty(NativeTokenizers.NO_TRACKING));
+            assertTrue(t.vocabSize() > 0);
+        }
+    }
 }

@@ -2,6 +2,7 @@ package dev.laneway.runtime.serve;
 
 import dev.laneway.runtime.cli.ExitCodes;
 import dev.laneway.runtime.routes.DispatchException;
+import dev.laneway.spi.ChatMessage;
 import dev.laneway.spi.ServedModel;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
@@ -12,6 +13,7 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -57,7 +59,9 @@ public class ModelService {
 
     private void load() {
         try {
-            ready(opener.open());
+            ServedModel opened = opener.open();
+            ready(opened);
+            warmChat(opened);
         } catch (DispatchException e) {
             fail(ExitCodes.USAGE, e.getMessage());
         } catch (Exception | LinkageError e) {
@@ -69,6 +73,18 @@ public class ModelService {
         model = opened;
         state = State.READY;
         LOG.infof("model '%s' ready on %s", opened.id(), opened.info().device());
+    }
+
+    /**
+     * Renders a one-message conversation once, so that the first chat request does not wait for the template engine
+     * to load. A template that refuses this conversation is no error: requests get its answer themselves.
+     */
+    private static void warmChat(ServedModel m) {
+        try {
+            m.renderChat(List.of(new ChatMessage("user", "Hello")), true);
+        } catch (RuntimeException e) {
+            LOG.debugf("warming the chat template: %s", e.getMessage());
+        }
     }
 
     private void fail(int code, String reason) {
