@@ -182,22 +182,25 @@ public final class ModelAssembly {
 
         static Compiled of(Path dir, RouteOptions options, String route, ForwardCompiler compiler,
                            UnaryOperator<LaneForward> submission) throws IOException {
-            Container container = Container.open(dir);
-            EngineOptions engine = EngineOptions.of(options);
-            Dims dims = container.dims(engine.contextFor(container.config().maxPositionEmbeddings()));
-            Kernels kernels = KernelsChooser.choose(engine.kernels(),
-                    engine.threads().orElse(KernelsChooser.defaultThreads()));
             // The tokenizer loads on a thread of its own while the forward compiles: each takes about half a
             // second, most of it class loading and the native library's start, and neither needs the other.
             BackgroundResult<TextTokenizer> tokenizer = TokenizerLoader.loadInBackground(dir);
+            Kernels kernels = null;
             try {
+                Container container = Container.open(dir);
+                EngineOptions engine = EngineOptions.of(options);
+                Dims dims = container.dims(engine.contextFor(container.config().maxPositionEmbeddings()));
+                kernels = KernelsChooser.choose(engine.kernels(),
+                        engine.threads().orElse(KernelsChooser.defaultThreads()));
                 LaneForward forward = compiler.compile(container, dims, kernels);
                 String id = options.alias().orElse(dir.getFileName().toString());
                 return new Compiled(id, route, container, engine, dims, kernels, ForwardCompiler.nameOf(forward),
                         submission.apply(forward), tokenizer.get(), options);
             } catch (IOException | RuntimeException e) {
                 tokenizer.discard(TextTokenizer::close);
-                closeKernels(kernels);
+                if (kernels != null) {
+                    closeKernels(kernels);
+                }
                 throw e;
             }
         }
