@@ -3,6 +3,7 @@ package dev.laneway.engine.pack;
 import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
+import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.kernels.Rope;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Packs a Hugging Face checkpoint directory ({@code config.json}, {@code *.safetensors}, {@code tokenizer.json}) into
@@ -51,8 +53,7 @@ public final class CheckpointPacker implements ModelPacker {
         }
         SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint.open(source);
         Map<String, Tensor> tensors = tensors(checkpoint, config, source);
-        Quant quant = options.quant().map(Quant::parse)
-                .orElseGet(() -> Quant.defaultFor(GgufPacker.matrixTypes(tensors)));
+        Function<DType, Quant> quant = Quant.chosen(options.quant(), GgufPacker.matrixTypes(tensors));
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
             Files.copy(source.resolve(Container.TOKENIZER), out.dir().resolve(Container.TOKENIZER),

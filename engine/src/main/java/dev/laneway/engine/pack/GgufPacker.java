@@ -26,6 +26,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Packs a GGUF file into a container: {@code config.json} from its metadata, {@code tokenizer.json} and
@@ -60,7 +61,7 @@ public final class GgufPacker implements ModelPacker {
             throw new FormatException(source, "architecture " + config.modelType() + " cannot be packed (known: "
                     + String.join(", ", StandardPlans.architectures()) + ")");
         }
-        Quant quant = options.quant().map(Quant::parse).orElseGet(() -> Quant.defaultFor(matrixTypes(tensors)));
+        Function<DType, Quant> quant = Quant.chosen(options.quant(), matrixTypes(tensors));
         HfTokenizerFiles tokenizer = GgufTokenizerConverter.convert(gguf);
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));

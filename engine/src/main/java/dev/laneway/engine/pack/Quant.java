@@ -4,7 +4,11 @@ import dev.laneway.engine.format.DType;
 import dev.laneway.engine.kernels.Matrix;
 
 import java.util.Collection;
+import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
 
 /** The weight formats {@code pack --quant} offers, and the default for a source. */
 public enum Quant {
@@ -50,17 +54,29 @@ public enum Quant {
         throw new IllegalArgumentException("--quant " + name + ": expected one of q8, q4_1, bf16, f32");
     }
 
-    /**
-     * The default for weight matrices of these source types: q8 when any is quantized, f32 when all are F32, bf16
-     * for 16-bit sources.
-     */
-    public static Quant defaultFor(Collection<DType> matrixTypes) {
-        if (matrixTypes.stream().anyMatch(DType::quantized)) {
-            return Q8;
+    /** The format of each weight matrix: {@code --quant}'s when given, else {@link #defaultFor}. */
+    public static Function<DType, Quant> chosen(Optional<String> option, Collection<DType> matrixTypes) {
+        if (option.isPresent()) {
+            Quant q = parse(option.get());
+            return source -> q;
         }
-        if (matrixTypes.stream().allMatch(t -> t == DType.F32)) {
-            return F32;
-        }
-        return BF16;
+        return defaultFor(matrixTypes);
     }
+
+    /**
+     * The format of each weight matrix when {@code --quant} is not given, from the source types of all of them: a
+     * quantized source keeps its bits, each matrix on its own (Q4_0, Q4_1 and Q4_K blocks become {@code q4_1} tiles
+     * without loss, every other matrix {@code q8}), so a 4-bit file is served at 4 bits, as llama.cpp would serve it;
+     * otherwise {@code f32} when all are F32 and {@code bf16} for 16-bit sources.
+     */
+    public static Function<DType, Quant> defaultFor(Collection<DType> matrixTypes) {
+        if (matrixTypes.stream().anyMatch(DType::quantized)) {
+            return source -> FOUR_BIT_EXACT.contains(source) ? Q4_1 : Q8;
+        }
+        Quant all = matrixTypes.stream().allMatch(t -> t == DType.F32) ? F32 : BF16;
+        return source -> all;
+    }
+
+    /** The block types whose codes {@code q4_1} tiles hold exactly. */
+    private static final Set<DType> FOUR_BIT_EXACT = EnumSet.of(DType.Q4_0, DType.Q4_1, DType.Q4_K);
 }

@@ -7,6 +7,7 @@ import dev.laneway.spi.PackProgress;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -24,6 +25,11 @@ public final class GgufCache {
     /** Bytes of the file that the content hash reads: its head, its tail and evenly spaced samples between. */
     private static final int SAMPLE_BYTES = 1 << 20;
     private static final int SAMPLES = 32;
+    /**
+     * Part of every hash, changed when packing a file would give another container than before, so that caches made
+     * by earlier builds are packed again (2: 4-bit files are packed at 4 bits by default).
+     */
+    private static final String PACKING = "packing 2";
 
     private final Path cacheRoot;
 
@@ -75,8 +81,8 @@ public final class GgufCache {
     }
 
     /**
-     * SHA-256 over the file's size, its first and last MiB and 32 evenly spaced MiB between: a changed file changes
-     * its hash in practice, and a multi-gigabyte file is not read whole on every start.
+     * SHA-256 over the packing version, the file's size, its first and last MiB and 32 evenly spaced MiB between: a
+     * changed file changes its hash in practice, and a multi-gigabyte file is not read whole on every start.
      */
     static String contentHash(Path file) throws IOException {
         MessageDigest sha;
@@ -87,6 +93,7 @@ public final class GgufCache {
         }
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
+            sha.update(PACKING.getBytes(StandardCharsets.US_ASCII));
             sha.update(ByteBuffer.allocate(Long.BYTES).putLong(size).array());
             ByteBuffer buf = ByteBuffer.allocate(SAMPLE_BYTES);
             long stride = Math.max(1, (size - SAMPLE_BYTES) / (SAMPLES + 1));

@@ -1,0 +1,58 @@
+package dev.laneway.engine.pack;
+
+import dev.laneway.engine.bench.ModelShape;
+import dev.laneway.engine.bench.RandomModel;
+import dev.laneway.engine.container.Container;
+import dev.laneway.engine.format.DType;
+import dev.laneway.spi.PackOptions;
+import dev.laneway.spi.PackProgress;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** Without {@code --quant}, a GGUF file keeps its bits: 4-bit files are packed at 4 bits, others at 8. */
+class DefaultQuantTest {
+
+    @Test
+    void eachQuantizedMatrixKeepsItsBits() {
+        Function<DType, Quant> q = Quant.defaultFor(List.of(DType.Q4_K, DType.Q6_K, DType.F16));
+        assertEquals(Quant.Q4_1, q.apply(DType.Q4_K));
+        assertEquals(Quant.Q4_1, q.apply(DType.Q4_0));
+        assertEquals(Quant.Q4_1, q.apply(DType.Q4_1));
+        assertEquals(Quant.Q8, q.apply(DType.Q6_K));
+        assertEquals(Quant.Q8, q.apply(DType.Q8_0));
+        assertEquals(Quant.Q8, q.apply(DType.F16));  // an unquantized matrix beside quantized ones
+    }
+
+    @Test
+    void unquantizedSourcesStayUnquantized() {
+        assertEquals(Quant.F32, Quant.defaultFor(List.of(DType.F32)).apply(DType.F32));
+        assertEquals(Quant.BF16, Quant.defaultFor(List.of(DType.F32, DType.BF16)).apply(DType.F32));
+        assertEquals(Quant.Q4_1, Quant.chosen(Optional.of("q4_1"), List.of(DType.Q8_0)).apply(DType.Q8_0));
+    }
+
+    @Test
+    void aFourBitFileIsPackedAtFourBitsAndAnEightBitOneAtEight(@TempDir Path dir) throws Exception {
+        assertEquals(Map.of("f32", 13, "q4_1", 44), packed(dir, DType.Q4_0, "q4_1"));
+        assertEquals(Map.of("f32", 13, "q4_1", 44), packed(dir, DType.Q4_1, "q4_1"));
+        assertEquals(Map.of("f32", 13, "q8", 44), packed(dir, DType.Q8_0, "q8"));
+    }
+
+    /** The weight formats of a random stories15M-shape file of {@code type}, packed with the defaults. */
+    private static Map<String, Integer> packed(Path dir, DType type, String quant) throws Exception {
+        Path gguf = dir.resolve(type + ".gguf");
+        RandomModel.write(ModelShape.STORIES_15M, type, 7, gguf);
+        Path container = dir.resolve(type.name());
+        new GgufPacker().pack(gguf, container, PackOptions.defaults(), PackProgress.NONE);
+        Container c = Container.open(container);
+        assertEquals(quant, c.weights().metadata().get("quant"), type.name());
+        return c.weightFormats();
+    }
+}
