@@ -13,6 +13,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import java.io.PrintWriter;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -64,8 +65,26 @@ final class ServeCommand implements Callable<Integer> {
         }
         settings(options).forEach(System::setProperty);
         AtomicInteger exitCode = new AtomicInteger();
-        Quarkus.run(ServeApplication.class, (code, failure) -> exitCode.set(code), new String[0]);
+        PrintWriter err = spec.commandLine().getErr();
+        Quarkus.run(ServeApplication.class, (code, failure) -> {
+            exitCode.set(code);
+            if (failure != null) {
+                // A server that cannot start (its configuration, its port) says why in one line.
+                err.println("laneway serve: cannot start: " + rootCause(failure));
+                err.flush();
+            }
+        }, new String[0]);
         return exitCode.get();
+    }
+
+    /** The innermost cause's message, its lines joined: what Quarkus wraps in "Failed to start quarkus". */
+    static String rootCause(Throwable failure) {
+        Throwable c = failure;
+        while (c.getCause() != null && c.getCause() != c) {
+            c = c.getCause();
+        }
+        String message = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+        return message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     /** The command line as {@code laneway.*} and {@code quarkus.http.*} configuration properties. */

@@ -60,6 +60,14 @@ public interface LanewayConfig {
     @WithName("device-lock")
     Optional<String> deviceLock();
 
+    /**
+     * For the build's class archive (see {@code ClassArchiveRun}): once the model is ready, the server sends itself
+     * its first requests and exits.
+     */
+    @WithName("class-archive-run")
+    @WithDefault("false")
+    boolean classArchiveRun();
+
     /** Watchdog settings. */
     interface Watchdog {
         /** Seconds a generation may go without progress before it is failed and its context dropped; 0 disables. */

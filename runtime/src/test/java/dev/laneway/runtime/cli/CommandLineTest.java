@@ -84,4 +84,14 @@ class CommandLineTest {
         assertTrue(o.out().contains("refused: no route serves"), o.out());
         assertTrue(o.out().contains("generic"), o.out());
     }
+
+    @Test
+    void aServerThatCannotStartIsExplainedByItsInnermostCauseOnOneLine() {
+        Throwable failure = new RuntimeException("Failed to start quarkus", new IllegalStateException("wrapped",
+                new IllegalArgumentException("Configuration validation failed:\n\tSRCFG00050: laneway.x does not"
+                        + " map to any root")));
+        assertEquals("Configuration validation failed: SRCFG00050: laneway.x does not map to any root",
+                ServeCommand.rootCause(failure));
+        assertEquals("NullPointerException", ServeCommand.rootCause(new NullPointerException()));
+    }
 }
