@@ -9,7 +9,7 @@ import java.util.Arrays;
  *
  * <p>A cache made {@link #onDemand} holds room for the positions used so far and grows as a generation reaches past
  * them (doubling, up to the context length), so that a model's full context costs neither memory nor the time of
- * clearing it until a conversation is that long: the 1B shape's 4096 positions are 134 MB per stream.
+ * clearing it until a conversation is that long: the 1B shape's 4096 positions are 128 MiB per stream.
  */
 public final class KvCache {
     /** How keys and values are stored. */
