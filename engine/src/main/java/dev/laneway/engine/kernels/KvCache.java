@@ -43,7 +43,9 @@ public final class KvCache {
             this.layers[l] = new Layer(precision, kvDim);
         }
         Math.multiplyExact(contextLength, kvDim);  // the whole context must fit in one array
-        grow(room);
+        if (room > 0) {
+            grow(room);
+        }
     }
 
     /** A cache that makes room for positions as {@link #reserve} asks for them. */

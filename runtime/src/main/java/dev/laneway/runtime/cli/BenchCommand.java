@@ -176,7 +176,6 @@ final class BenchCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** {@code MODEL [OPTIONS]}: a model and the options it is opened with, as after {@code -m}. */
     /**
      * The options with a context of {@code -p + -n} tokens unless {@code --opt ctx} is given: what a run needs, as
      * llama-bench sizes its context, so that memory is compared for the same KV cache (the 1B shape's whole 4096-token
@@ -190,6 +189,7 @@ final class BenchCommand implements Callable<Integer> {
         return options;
     }
 
+    /** {@code MODEL [OPTIONS]}: a model and the options it is opened with, as after {@code -m}. */
     private static ModelOptions versusOptions(String options) {
         List<String> words = new ArrayList<>(Arrays.asList(options.trim().split("\\s+")));
         if (words.get(0).isEmpty() || words.get(0).startsWith("-")) {

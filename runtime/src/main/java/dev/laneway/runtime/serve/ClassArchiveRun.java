@@ -36,6 +36,8 @@ public class ClassArchiveRun {
     @Inject
     HttpServer server;
 
+    private final HttpClient client = HttpClient.newHttpClient();
+
     void onStart(@Observes StartupEvent event) {
         if (!config.classArchiveRun()) {
             return;
@@ -84,7 +86,7 @@ public class ClassArchiveRun {
     }
 
     private boolean send(HttpRequest request) throws IOException, InterruptedException {
-        HttpResponse<String> r = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = client.send(request, HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
             LOG.errorf("class archive run: %s answered %d: %s", request.uri().getPath(), r.statusCode(), r.body());
         }
