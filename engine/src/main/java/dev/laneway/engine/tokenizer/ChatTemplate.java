@@ -7,6 +7,7 @@ import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
+import com.hubspot.jinjava.loader.ResourceNotFoundException;
 import dev.laneway.spi.ChatMessage;
 import jinjava.javax.el.CompositeELResolver;
 
@@ -137,6 +138,9 @@ public final class ChatTemplate {
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
         Jinjava jinja = new Jinjava(JinjavaConfig.newBuilder()
                 .withTrimBlocks(true)
+                // The engine's default renders an expression's output again when it holds template syntax, which
+                // would run message content as template code; content is data and must reach the prompt as sent.
+                .withNestedInterpretationEnabled(false)
                 // lstrip_blocks is applied by JinjaDialect
                 .withElResolver(resolver)
                 // {{- ... -}} and {#- ... -#} trim whitespace too, as in Jinja2
@@ -147,6 +151,10 @@ public final class ChatTemplate {
         jinja.registerFunction(new ELFunctionDefinition("", "strftime_now", TemplateFunctions.class,
                 "strftimeNow", String.class));
         jinja.registerFilter(new PythonJson());
+        // include, import and from find nothing: a template reads no file and no class path resource.
+        jinja.setResourceLocator((name, encoding, interpreter) -> {
+            throw new ResourceNotFoundException("a chat template cannot load \"" + name + "\"");
+        });
         return jinja;
     }
 }

@@ -179,6 +179,38 @@ class ChatTemplateTest {
         assertEquals("", t.render(CHAT, true));
     }
 
+    /** Message content is data: template syntax in it reaches the prompt byte for byte, never evaluated. */
+    @Test
+    void neverEvaluatesMessageContent() {
+        List<String> contents = List.of(
+                "what does {{ 7*7 }} print? {% if true %}yes{% endif %}",
+                "helm: {{ .Values.x }}",
+                "{# a comment #} and {%- raw %}x{% endraw -%}",
+                "{{ raise_exception('boom') }}",
+                "{% include '/etc/passwd' %}{% import 'x' as y %}",
+                "{{ messages }}{{ bos_token }} {{",
+                "%} }} #} {{- '-' -}}",
+                "${7*7} #{7*7} {{'a'|upper}}");
+        for (String template : List.of(QWEN_STYLE, LLAMA3_STYLE, ChatTemplate.CHATML)) {
+            ChatTemplate t = new ChatTemplate(template, "<s>", "</s>");
+            for (String content : contents) {
+                String out = t.render(List.of(new ChatMessage("user", content)), true);
+                assertTrue(out.contains(content), () -> "content altered: " + content + " -> " + out);
+            }
+        }
+    }
+
+    /** A template cannot read files: {@code include}, {@code import} and {@code from} find nothing. */
+    @Test
+    void templatesCannotReadFiles() {
+        for (String tag : List.of("{% include '/etc/hostname' %}", "{% import '/etc/hostname' as h %}",
+                "{% from '/etc/hostname' import x %}")) {
+            ChatTemplate t = new ChatTemplate(tag + "ok", "", "");
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> t.render(CHAT, true), tag);
+            assertTrue(e.getMessage().startsWith("the chat template failed"), e.getMessage());
+        }
+    }
+
     @Test
     void formatsTimesLikePythonStrftime() {
         ZonedDateTime t = ZonedDateTime.of(2024, 7, 6, 15, 4, 5, 0, ZoneOffset.UTC);

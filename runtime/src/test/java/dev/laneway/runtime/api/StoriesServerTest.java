@@ -133,6 +133,23 @@ class StoriesServerTest {
                 chunks.get(chunks.size() - 1).getString("choices[0].finish_reason"));
     }
 
+    /** Template syntax in a message reaches the prompt byte for byte: content is data, never template code. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+            "what does {{ 7*7 }} print? {% if true %}yes{% endif %}",
+            "helm: {{ .Values.x }}",
+            "{# note #} {{- '-' -}} {% raw %}",
+            "{{ raise_exception('x') }} {% include '/etc/passwd' %}"})
+    void messageContentIsNeverEvaluated(String content) {
+        String messages = "[{\"role\":\"user\",\"content\":" + quoted(content) + "}]";
+        String prompt = post("/apply-template", "{\"messages\":" + messages + "}").then().statusCode(200)
+                .extract().path("prompt");
+        assertTrue(prompt.contains(content), prompt);
+        post("/v1/chat/completions", "{\"messages\":" + messages + ",\"max_tokens\":2,\"temperature\":0}").then()
+                .statusCode(200)
+                .body("choices[0].message.role", equalTo("assistant"));
+    }
+
     @Test
     void stopsAtStopStringsIncludingOneSplitAcrossTokens() {
         String prompt = quoted(GOLDEN.get(0).prompt());
