@@ -3,11 +3,14 @@ package dev.laneway.engine.bench;
 import dev.laneway.engine.format.DType;
 import dev.laneway.engine.gguf.GgufBlockEncoder;
 import dev.laneway.engine.gguf.GgufWriter;
+import dev.laneway.engine.kernels.RopeFrequencies;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
@@ -15,7 +18,9 @@ import java.util.SplittableRandom;
  * timed on the same file. Speed does not depend on the values; they are uniform with a variance that keeps
  * activations bounded. The vocabulary is synthetic (byte tokens plus placeholders) but complete enough for llama.cpp.
  *
- * <p>Norm weights are F32; every other matrix, embeddings and output head included, has the chosen type.
+ * <p>Norm weights are F32; every other matrix, embeddings and output head included, has the chosen type. RoPE
+ * frequency factors, when given, are written as llama.cpp writes those of Llama 3.x models: an F32
+ * {@code rope_freqs.weight} tensor with one factor per rotated pair.
  */
 public final class RandomModel {
     private static final int CHUNK_ROWS = 64;
@@ -25,6 +30,15 @@ public final class RandomModel {
 
     /** Writes the model to {@code file}. */
     public static void write(ModelShape s, DType type, long seed, Path file) throws IOException {
+        write(s, type, seed, file, null);
+    }
+
+    /** Writes the model to {@code file}, with {@code ropeFactors} (one per rotated pair) unless null. */
+    public static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors) throws IOException {
+        if (ropeFactors != null && ropeFactors.length != s.headDim() / 2) {
+            throw new IllegalArgumentException("a head of " + s.headDim() + " elements rotates " + s.headDim() / 2
+                    + " pairs, got " + ropeFactors.length + " RoPE factors");
+        }
         if (!GgufBlockEncoder.supports(type)) {
             throw new IllegalArgumentException("random models are written as F32, F16, Q8_0, Q4_0 or Q4_1, not " + type);
         }
@@ -32,6 +46,9 @@ public final class RandomModel {
         metadata(w, s, type);
         int kvDim = s.kvHeads() * s.headDim();
         w.declare("token_embd.weight", type, s.vocab(), s.hidden());
+        if (ropeFactors != null) {
+            w.declare(RopeFrequencies.FACTORS_TENSOR, DType.F32, ropeFactors.length);
+        }
         for (int l = 0; l < s.layers(); l++) {
             String b = "blk." + l + ".";
             w.declare(b + "attn_norm.weight", DType.F32, s.hidden());
@@ -50,6 +67,9 @@ public final class RandomModel {
         SplittableRandom random = new SplittableRandom(seed);
         try (GgufWriter.TensorStream out = w.begin(file)) {
             matrix(out, type, s.vocab(), s.hidden(), random);
+            if (ropeFactors != null) {
+                floats(out, ropeFactors);
+            }
             for (int l = 0; l < s.layers(); l++) {
                 norm(out, s.hidden(), random);
                 matrix(out, type, s.hidden(), s.hidden(), random);
@@ -86,11 +106,15 @@ public final class RandomModel {
         w.put("llama.rope.dimension_count", s.headDim());
         w.put("llama.rope.freq_base", 10000f);
         w.put("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-        vocabulary(w, s.vocab());
+        vocabulary(w, s.vocab(), s.equals(ModelShape.TINY) ? 128 : 256);
     }
 
-    /** A SentencePiece-style vocabulary: unk, bos, eos, the 256 byte tokens, then unique placeholder pieces. */
-    private static void vocabulary(GgufWriter w, int vocab) {
+    /**
+     * A SentencePiece-style vocabulary: unk, bos, eos, byte tokens, then unique placeholder pieces. The tiny shape has
+     * byte tokens for ASCII only, so that any text it generates is valid UTF-8 (llama-server, which makes its
+     * reference outputs, fails a request whose output is not); the others have all 256.
+     */
+    private static void vocabulary(GgufWriter w, int vocab, int byteTokens) {
         String[] tokens = new String[vocab];
         float[] scores = new float[vocab];
         int[] types = new int[vocab];
@@ -100,11 +124,11 @@ public final class RandomModel {
         types[1] = 3;
         tokens[2] = "</s>";
         types[2] = 3;
-        for (int b = 0; b < 256; b++) {
+        for (int b = 0; b < byteTokens; b++) {
             tokens[3 + b] = String.format("<0x%02X>", b);
             types[3 + b] = 6;
         }
-        for (int i = 259; i < vocab; i++) {
+        for (int i = 3 + byteTokens; i < vocab; i++) {
             tokens[i] = "\u2581t" + i;
             scores[i] = -i;
             types[i] = 1;
@@ -123,8 +147,12 @@ public final class RandomModel {
         for (int i = 0; i < n; i++) {
             v[i] = 1f + (float) random.nextDouble(-0.1, 0.1);
         }
-        ByteBuffer b = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN);
-        GgufBlockEncoder.encode(DType.F32, v, 0, n, b);
+        floats(out, v);
+    }
+
+    private static void floats(GgufWriter.TensorStream out, float[] v) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        GgufBlockEncoder.encode(DType.F32, v, 0, v.length, b);
         out.write(b.flip());
     }
 
@@ -145,15 +173,31 @@ public final class RandomModel {
         }
     }
 
-    /** {@code RandomModel SHAPE TYPE FILE [SEED]}: e.g. {@code 1b Q8_0 /tmp/1b-q8_0.gguf}. */
+    /**
+     * {@code RandomModel SHAPE TYPE FILE [SEED] [--rope-freqs F,F,...]}: e.g. {@code 1b Q8_0 /tmp/1b-q8_0.gguf}.
+     */
     public static void main(String[] args) throws IOException {
-        if (args.length < 3) {
-            System.err.println("usage: RandomModel stories15m|1b F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED]");
+        List<String> positional = new ArrayList<>();
+        float[] ropeFactors = null;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--rope-freqs") && i + 1 < args.length) {
+                String[] parts = args[++i].split(",");
+                ropeFactors = new float[parts.length];
+                for (int p = 0; p < parts.length; p++) {
+                    ropeFactors[p] = Float.parseFloat(parts[p].trim());
+                }
+            } else {
+                positional.add(args[i]);
+            }
+        }
+        if (positional.size() < 3) {
+            System.err.println("usage: RandomModel tiny|stories15m|1b F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] "
+                    + "[--rope-freqs F,F,...]");
             System.exit(2);
         }
-        ModelShape shape = ModelShape.named(args[0]);
-        DType type = DType.valueOf(args[1].toUpperCase(java.util.Locale.ROOT));
-        long seed = args.length > 3 ? Long.parseLong(args[3]) : 1;
-        write(shape, type, seed, Path.of(args[2]));
+        ModelShape shape = ModelShape.named(positional.get(0));
+        DType type = DType.valueOf(positional.get(1).toUpperCase(java.util.Locale.ROOT));
+        long seed = positional.size() > 3 ? Long.parseLong(positional.get(3)) : 1;
+        write(shape, type, seed, Path.of(positional.get(2)), ropeFactors);
     }
 }

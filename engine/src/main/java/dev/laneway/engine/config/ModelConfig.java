@@ -1,10 +1,13 @@
 package dev.laneway.engine.config;
 
+import dev.laneway.engine.kernels.RopeFrequencies;
+
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
@@ -56,6 +59,17 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         }
         eosTokenIds = List.copyOf(eosTokenIds);
         ropeScaling = Collections.unmodifiableMap(new LinkedHashMap<>(ropeScaling));
+        // A scaling that cannot be applied is refused here, when the config is read, not at the first token.
+        RopeFrequencies.of(ropeTheta, headDim, ropeScaling, Optional.empty());
+    }
+
+    /**
+     * The RoPE frequencies of this model, with the per-pair factors of a {@code rope_freqs} tensor if it has one.
+     *
+     * @throws IllegalArgumentException when the factors do not fit the heads
+     */
+    public RopeFrequencies ropeFrequencies(Optional<float[]> factors) {
+        return RopeFrequencies.of(ropeTheta, headDim, ropeScaling, factors);
     }
 
     private static void positive(String field, int value) {

@@ -4,10 +4,12 @@ import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.kernels.RopeFrequencies;
 import dev.laneway.engine.plan.Plan;
 import dev.laneway.engine.plan.PlanJson;
 import dev.laneway.engine.q4nx.Q4nx;
 import dev.laneway.engine.q4nx.Q4nxFile;
+import dev.laneway.engine.quant.Dequant;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -80,11 +82,21 @@ public final class Container {
         return weights;
     }
 
-    /** The forward's sizes, with a context of {@code contextLength} positions. */
-    public Dims dims(int contextLength) {
+    /**
+     * The forward's sizes, with a context of {@code contextLength} positions.
+     *
+     * @throws FormatException when the RoPE factors tensor does not fit the model
+     */
+    public Dims dims(int contextLength) throws FormatException {
+        RopeFrequencies rope;
+        try {
+            rope = config.ropeFrequencies(weights.tensor(RopeFrequencies.FACTORS_TENSOR).map(Dequant::toFloat));
+        } catch (IllegalArgumentException e) {
+            throw new FormatException(weights.path(), e.getMessage());
+        }
         return new Dims(config.hiddenSize(), config.numHiddenLayers(), config.numAttentionHeads(),
                 config.numKeyValueHeads(), config.headDim(), config.intermediateSize(), config.vocabSize(),
-                (float) config.rmsNormEps(), config.ropeTheta(), contextLength);
+                (float) config.rmsNormEps(), rope, contextLength);
     }
 
     /** The storage formats of the weights and how many tensors use each, e.g. {@code {F32=11, Q8=36}}. */

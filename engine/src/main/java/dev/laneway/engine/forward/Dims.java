@@ -1,5 +1,7 @@
 package dev.laneway.engine.forward;
 
+import dev.laneway.engine.kernels.RopeFrequencies;
+
 /**
  * The sizes the forward pass needs.
  *
@@ -11,16 +13,23 @@ package dev.laneway.engine.forward;
  * @param ffn           feed-forward width
  * @param vocab         vocabulary size
  * @param rmsEps        RMSNorm epsilon
- * @param ropeTheta     RoPE base
+ * @param rope          RoPE frequencies per rotated pair
  * @param contextLength positions a generation may use
  */
 public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
-                   double ropeTheta, int contextLength) {
+                   RopeFrequencies rope, int contextLength) {
     public Dims {
         if (hidden < 1 || layers < 1 || heads < 1 || kvHeads < 1 || headDim < 1 || ffn < 1 || vocab < 1
-                || contextLength < 1 || heads % kvHeads != 0) {
+                || contextLength < 1 || heads % kvHeads != 0 || rope.pairs() * 2 != headDim) {
             throw new IllegalArgumentException("inconsistent model dimensions: " + this);
         }
+    }
+
+    /** Sizes of a model with plain RoPE of base {@code ropeTheta}. */
+    public Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
+                double ropeTheta, int contextLength) {
+        this(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, RopeFrequencies.plain(ropeTheta, headDim),
+                contextLength);
     }
 
     public int qDim() {
@@ -33,6 +42,6 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
 
     /** A copy with another context length. */
     public Dims withContextLength(int contextLength) {
-        return new Dims(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, ropeTheta, contextLength);
+        return new Dims(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength);
     }
 }

@@ -196,7 +196,7 @@ public final class PlanForward implements LaneForward {
             }
             if (op instanceof Op.RotaryEmbedding r) {
                 Rope rope = ropes.computeIfAbsent(r.style(), style -> Rope.of(style, dims.headDim(), dims.headDim(),
-                        dims.contextLength(), dims.ropeTheta()));
+                        dims.contextLength(), dims.rope()));
                 int q = buffer(r.q());
                 int kk = buffer(r.k());
                 int qHeads = width(q) / dims.headDim();

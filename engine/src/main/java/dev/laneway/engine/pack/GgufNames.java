@@ -1,5 +1,7 @@
 package dev.laneway.engine.pack;
 
+import dev.laneway.engine.kernels.RopeFrequencies;
+
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -11,9 +13,14 @@ public final class GgufNames {
     private GgufNames() {
     }
 
-    /** The Hugging Face name of a GGUF tensor, or empty for tensors a container does not keep (e.g. rope tables). */
+    /**
+     * The name a container gives a GGUF tensor (Hugging Face's, or {@code rope_freqs.weight}, which has no Hugging
+     * Face counterpart), or empty for a tensor Laneway does not know.
+     */
     public static Optional<String> toHuggingFace(String gguf) {
         switch (gguf) {
+            case RopeFrequencies.FACTORS_TENSOR:
+                return Optional.of(RopeFrequencies.FACTORS_TENSOR);
             case "token_embd.weight":
                 return Optional.of("model.embed_tokens.weight");
             case "output_norm.weight":

@@ -77,14 +77,20 @@ public final class GgufPacker implements ModelPacker {
         }
     }
 
-    /** The tensors a container keeps, under their Hugging Face names, in file order. */
+    /**
+     * The tensors a container keeps, under their Hugging Face names, in file order.
+     *
+     * @throws FormatException naming a tensor Laneway does not know: dropping it could change the computation
+     */
     static Map<String, Tensor> hfTensors(GgufFile gguf) throws FormatException {
         Map<String, Tensor> tensors = new LinkedHashMap<>();
         for (Tensor t : gguf.tensors()) {
             var hf = GgufNames.toHuggingFace(t.name());
-            if (hf.isPresent()) {
-                tensors.put(hf.get(), t);
+            if (hf.isEmpty()) {
+                throw new FormatException(gguf.path(), "tensor " + t.name() + " is not one Laneway knows for "
+                        + "this architecture; it is refused rather than dropped");
             }
+            tensors.put(hf.get(), t);
         }
         if (!tensors.containsKey("model.embed_tokens.weight")) {
             throw new FormatException(gguf.path(), "no token_embd.weight tensor: not a language model");

@@ -77,15 +77,33 @@ class ModelConfigTest {
         m.put("bos_token_id", null);
         m.put("head_dim", 128);
         m.put("num_key_value_heads", 2);
-        m.put("rope_scaling", Map.of("rope_type", "yarn", "factor", 4.0));
+        m.put("rope_scaling", Map.of("rope_type", "linear", "factor", 4.0));
         ModelConfig c = parse(JSON.writeValueAsString(m));
         assertEquals(List.of(151645, 151643), c.eosTokenIds());
         assertEquals(128, c.headDim());
         assertEquals(2, c.numKeyValueHeads());
-        assertEquals("yarn", c.ropeScaling().get("rope_type"));
+        assertEquals("linear", c.ropeScaling().get("rope_type"));
         assertEquals(4.0, c.ropeScaling().get("factor"));
         assertFalse(c.attentionBias());
         assertTrue(c.bosTokenId().isEmpty());
+    }
+
+    /** A RoPE scaling Laneway cannot compute is refused when the config is read, naming it, never ignored. */
+    @Test
+    void refusesRopeScalingItCannotApply() throws IOException {
+        for (var scaling : List.of(Map.of("rope_type", "dynamic", "factor", 2.0), Map.of("type", "su"),
+                Map.of("factor", 2.0))) {
+            Map<String, Object> m = minimal();
+            m.put("rope_scaling", scaling);
+            FormatException e = assertThrows(FormatException.class, () -> parse(JSON.writeValueAsString(m)));
+            assertTrue(e.getMessage().startsWith("cfg.json: rope_scaling"), e.getMessage());
+        }
+        Map<String, Object> m = minimal();
+        m.put("rope_scaling", Map.of("rope_type", "llama3", "factor", 8.0, "low_freq_factor", 1.0,
+                "high_freq_factor", 4.0));
+        FormatException e = assertThrows(FormatException.class, () -> parse(JSON.writeValueAsString(m)));
+        assertTrue(e.getMessage().contains("rope_scaling.original_max_position_embeddings must be a positive number"),
+                e.getMessage());
     }
 
     @Test
@@ -159,7 +177,7 @@ class ModelConfigTest {
     void derivesQwenConfigsFromGguf() throws IOException {
         Path file = qwen(new GgufBuilder(3).string("general.architecture", "qwen3"), "qwen3")
                 .u32("qwen3.attention.key_length", 128)
-                .kv("qwen3.rope.scaling.type", GgufBuilder.STRING, b -> b.str("yarn"))
+                .kv("qwen3.rope.scaling.type", GgufBuilder.STRING, b -> b.str("linear"))
                 .f32("qwen3.rope.scaling.factor", 4f)
                 .u32("qwen3.rope.scaling.original_context_length", 32768)
                 .tensor("blk.0.attn_q.bias", DType.F32, new long[]{2048}, new byte[8192])
@@ -171,8 +189,15 @@ class ModelConfigTest {
         assertEquals(3, c.vocabSize());
         assertTrue(c.tieWordEmbeddings());
         assertTrue(c.attentionBias());
-        assertEquals(Map.of("rope_type", "yarn", "factor", 4.0, "original_max_position_embeddings", 32768),
+        assertEquals(Map.of("rope_type", "linear", "factor", 4.0, "original_max_position_embeddings", 32768),
                 c.ropeScaling());
+
+        Path yarn = qwen(new GgufBuilder(3).string("general.architecture", "qwen3"), "qwen3")
+                .kv("qwen3.rope.scaling.type", GgufBuilder.STRING, b -> b.str("yarn"))
+                .f32("qwen3.rope.scaling.factor", 4f)
+                .write(dir.resolve("y.gguf"));
+        FormatException e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(yarn)));
+        assertEquals(yarn + ": rope_scaling type \"yarn\" is not supported (supported: linear, llama3)", e.getMessage());
     }
 
     @Test

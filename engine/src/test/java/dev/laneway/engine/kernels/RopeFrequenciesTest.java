@@ -1,0 +1,116 @@
+package dev.laneway.engine.kernels;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RopeFrequenciesTest {
+    private static final double THETA = 500_000;
+    private static final int HEAD_DIM = 64;
+
+    private static double plain(int i) {
+        return Math.pow(THETA, -2.0 * i / HEAD_DIM);
+    }
+
+    @Test
+    void plainRopeTurnsPairIByThetaToTheMinusTwoIOverD() {
+        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.empty());
+        assertEquals(32, f.pairs());
+        for (int i = 0; i < f.pairs(); i++) {
+            assertEquals(plain(i), f.at(i), 1e-15 * plain(0));
+        }
+        assertEquals(f, RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "default"), Optional.empty()));
+    }
+
+    @Test
+    void linearScalingDividesEveryFrequency() {
+        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of("type", "linear", "factor", 4.0),
+                Optional.empty());
+        for (int i = 0; i < f.pairs(); i++) {
+            assertEquals(plain(i) / 4, f.at(i), 1e-15);
+        }
+    }
+
+    /**
+     * Llama 3.1's scaling against the factors llama.cpp's converter writes into {@code rope_freqs}: 1 for short
+     * wavelengths, {@code factor} for long ones, {@code 1 / ((1 - s) / factor + s)} between.
+     */
+    @Test
+    void llama3ScalingEqualsTheFactorsLlamaCppWrites() {
+        double factor = 32;
+        double low = 1;
+        double high = 4;
+        double original = 8192;
+        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "llama3", "factor", factor,
+                "low_freq_factor", low, "high_freq_factor", high, "original_max_position_embeddings", 8192),
+                Optional.empty());
+        int kept = 0;
+        int divided = 0;
+        int blended = 0;
+        for (int i = 0; i < f.pairs(); i++) {
+            double wavelength = 2 * Math.PI / plain(i);
+            double expectedFactor;
+            if (wavelength < original / high) {
+                expectedFactor = 1;
+                kept++;
+            } else if (wavelength > original / low) {
+                expectedFactor = factor;
+                divided++;
+            } else {
+                double smooth = (original / wavelength - low) / (high - low);
+                expectedFactor = 1 / ((1 - smooth) / factor + smooth);
+                blended++;
+            }
+            assertEquals(plain(i) / expectedFactor, f.at(i), 1e-12 * plain(i), "pair " + i);
+        }
+        assertTrue(kept > 0 && divided > 0 && blended > 0, kept + " " + divided + " " + blended);
+    }
+
+    @Test
+    void factorsOfATensorDivideTheFrequencies() {
+        float[] factors = new float[32];
+        for (int i = 0; i < factors.length; i++) {
+            factors[i] = 1 + i;
+        }
+        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(factors));
+        for (int i = 0; i < f.pairs(); i++) {
+            assertEquals(plain(i) / (1 + i), f.at(i), 1e-15);
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(new float[16])));
+        assertEquals("rope_freqs.weight has 16 factors, expected 32 (one per rotated pair)", e.getMessage());
+        factors[3] = 0;
+        e = assertThrows(IllegalArgumentException.class,
+                () -> RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(factors)));
+        assertEquals("rope_freqs.weight[3] is 0.0, not a positive factor", e.getMessage());
+    }
+
+    @Test
+    void refusesWhatItCannotApplyByName() {
+        for (String type : new String[]{"yarn", "longrope", "su", "dynamic", "mrope"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RopeFrequencies.of(
+                    THETA, HEAD_DIM, Map.of("rope_type", type, "factor", 2.0), Optional.empty()));
+            assertTrue(e.getMessage().startsWith("rope_scaling type \"" + type + "\" is not supported"),
+                    e.getMessage());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RopeFrequencies.of(
+                THETA, HEAD_DIM, Map.of("rope_type", "linear"), Optional.empty()));
+        assertEquals("rope_scaling.factor must be a positive number, got null", e.getMessage());
+    }
+
+    @Test
+    void tablesUseTheScaledFrequencies() {
+        RopeFrequencies f = RopeFrequencies.of(10000, 8, Map.of(), Optional.of(new float[]{1, 2, 4, 8}));
+        Rope rope = Rope.of(Rope.Style.INTERLEAVED, 8, 8, 3, f);
+        for (int i = 0; i < 4; i++) {
+            double angle = 2 * Math.pow(10000, -2.0 * i / 8) / (1 << i);
+            assertEquals((float) Math.cos(angle), rope.cos()[2 * 4 + i]);
+            assertEquals((float) Math.sin(angle), rope.sin()[2 * 4 + i]);
+        }
+    }
+}

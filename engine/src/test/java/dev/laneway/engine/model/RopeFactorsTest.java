@@ -1,0 +1,173 @@
+package dev.laneway.engine.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.engine.bench.ModelShape;
+import dev.laneway.engine.bench.RandomModel;
+import dev.laneway.engine.container.Container;
+import dev.laneway.engine.format.DType;
+import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.gguf.GgufWriter;
+import dev.laneway.engine.kernels.RopeFrequencies;
+import dev.laneway.engine.pack.GgufPacker;
+import dev.laneway.spi.GeneratedToken;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.PackOptions;
+import dev.laneway.spi.PackProgress;
+import dev.laneway.spi.RouteContext;
+import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.Sampling;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Llama 3.x files carry their RoPE frequency factors as a {@code rope_freqs.weight} tensor. Random-weight models of
+ * the tiny shape, identical but for that tensor, generate what llama.cpp generates for each of them, on every forward.
+ * The references are llama-server's greedy outputs, made by (see the {@code generator} field of each file):
+ * <pre>
+ * bench/random-model tiny F32 plain.gguf 7
+ * bench/random-model tiny F32 eight.gguf 7 --rope-freqs 8,8,8,8,8,8,8,8
+ * bench/random-model tiny F32 profile.gguf 7 --rope-freqs 1,1,1.5,2,4,8,16,32
+ * bench/llamacpp-reference.py NAME.gguf "$PROMPTS" -n 32 > engine/src/test/resources/rope/NAME.json
+ * </pre>
+ */
+class RopeFactorsTest {
+    static final String PROMPTS = "1,300,301,302,303;1,260,470,311,299,505,401,263,288,277,350,333,321;1";
+    private static final Map<String, float[]> FACTORS = Map.of(
+            "plain", new float[0],
+            "eight", new float[]{8, 8, 8, 8, 8, 8, 8, 8},
+            "profile", new float[]{1, 1, 1.5f, 2, 4, 8, 16, 32});
+    private static final double LOGPROB_TOLERANCE = 1e-3;
+
+    @TempDir
+    static Path dir;
+    private static final Map<String, Path> CONTAINERS = new HashMap<>();
+
+    @BeforeAll
+    static void packModels() throws IOException {
+        for (var e : FACTORS.entrySet()) {
+            Path gguf = dir.resolve(e.getKey() + ".gguf");
+            RandomModel.write(ModelShape.TINY, DType.F32, 7, gguf, e.getValue().length == 0 ? null : e.getValue());
+            Path container = dir.resolve(e.getKey());
+            new GgufPacker().pack(gguf, container, new PackOptions(Optional.of("f32"), false), PackProgress.NONE);
+            CONTAINERS.put(e.getKey(), container);
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"plain,java", "plain,native", "plain,fused", "eight,java", "eight,native", "eight,fused",
+            "profile,java", "profile,native", "profile,fused"})
+    void generatesWhatLlamaCppGenerates(String model, String kernels) throws IOException {
+        JsonNode reference = reference(model);
+        try (LanewayModel m = open(CONTAINERS.get(model), kernels)) {
+            for (JsonNode r : reference.get("records")) {
+                int[] prompt = ints(r.get("prompt_ids"));
+                int[] expected = ints(r.get("completion_ids"));
+                List<GeneratedToken> tokens = generate(m, prompt, expected.length);
+                assertArrayEquals(expected, tokens.stream().mapToInt(GeneratedToken::id).toArray(),
+                        model + " " + r.get("prompt_ids"));
+                for (int pos = 0; pos < tokens.size(); pos++) {
+                    Map<Integer, Double> ours = new HashMap<>();
+                    tokens.get(pos).top().forEach(t -> ours.put(t.id(), (double) t.logprob()));
+                    for (JsonNode c : r.get("top").get(pos)) {
+                        Double lp = ours.get(c.get("id").asInt());
+                        String where = model + " " + r.get("prompt_ids") + " position " + pos + " token "
+                                + c.get("id");
+                        assertTrue(lp != null, where + " is not among our 10 most likely");
+                        assertEquals(c.get("logprob").asDouble(), lp, LOGPROB_TOLERANCE, where);
+                    }
+                }
+            }
+        }
+    }
+
+    /** The factors change what is generated, as they do in llama.cpp: they are not dropped. */
+    @Test
+    void theFactorsChangeTheOutput() throws IOException {
+        assertFalse(reference("plain").get("records").equals(reference("eight").get("records")));
+        assertFalse(reference("plain").get("records").equals(reference("profile").get("records")));
+        Container c = Container.open(CONTAINERS.get("profile"));
+        assertTrue(c.weights().tensor(RopeFrequencies.FACTORS_TENSOR).isPresent(), "the container keeps the factors");
+        assertEquals(Math.pow(10000, -2.0 * 7 / 16) / 32, c.dims(64).rope().at(7), 1e-12);
+    }
+
+    /** A GGUF tensor Laneway does not know is refused by name when packing, never dropped. */
+    @Test
+    void refusesATensorItDoesNotKnow() throws IOException {
+        Path plain = dir.resolve("plain.gguf");
+        Path odd = dir.resolve("odd.gguf");
+        dev.laneway.engine.gguf.GgufFile source = dev.laneway.engine.gguf.GgufFile.open(plain);
+        GgufWriter w = new GgufWriter();
+        w.put("general.architecture", "llama");
+        source.metadata().forEach((k, v) -> {
+            if (!k.equals("general.architecture")) {
+                w.put(k, v instanceof dev.laneway.engine.gguf.GgufArray a ? a.values() : v);
+            }
+        });
+        for (var t : source.tensors()) {
+            w.declare(t.name(), t.dtype(), t.shape());
+        }
+        w.declare("blk.0.attn_sinks.weight", DType.F32, 4);
+        try (GgufWriter.TensorStream out = w.begin(odd)) {
+            for (var t : source.tensors()) {
+                out.write(t.data());
+            }
+            out.write(ByteBuffer.allocate(16));
+        }
+        FormatException e = assertThrows(FormatException.class, () -> new GgufPacker().pack(odd, dir.resolve("odd"),
+                new PackOptions(Optional.of("f32"), false), PackProgress.NONE));
+        assertTrue(e.getMessage().contains("tensor blk.0.attn_sinks.weight is not one Laneway knows"),
+                e.getMessage());
+    }
+
+    private static LanewayModel open(Path container, String kernels) throws IOException {
+        RouteOptions options = RouteOptions.defaults().withOpt("kv", "f32");
+        if (kernels.equals("fused")) {
+            return ModelAssembly.fused(container, options, "dx",
+                    new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
+        }
+        return ModelAssembly.perOp(container, options.withOpt("kernels", kernels), "generic");
+    }
+
+    private static List<GeneratedToken> generate(LanewayModel m, int[] prompt, int n) {
+        List<GeneratedToken> tokens = new ArrayList<>();
+        m.generate(new GenerationRequest(prompt, n, Sampling.GREEDY, 10, true), tokens::add);
+        return tokens;
+    }
+
+    private static JsonNode reference(String model) throws IOException {
+        try (InputStream in = RopeFactorsTest.class.getResourceAsStream("/rope/" + model + ".json")) {
+            if (in == null) {
+                throw new IllegalStateException("missing test resource rope/" + model + ".json");
+            }
+            return new ObjectMapper().readTree(in);
+        }
+    }
+
+    private static int[] ints(JsonNode array) {
+        int[] v = new int[array.size()];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = array.get(i).asInt();
+        }
+        return v;
+    }
+}
