@@ -33,7 +33,17 @@ public final class Generator {
         this.endOfText = endOfText.clone();
     }
 
+    /** Runs a generation with nothing cached. */
     public GenerationResult generate(TokenForward forward, GenerationRequest request, TokenSink sink) {
+        return generate(forward, request, sink, new CachedTokens());
+    }
+
+    /**
+     * Runs a generation whose stream's KV cache holds {@code cached}: the prompt's common prefix with them is reused,
+     * and {@code cached} is kept up to date with every position computed.
+     */
+    public GenerationResult generate(TokenForward forward, GenerationRequest request, TokenSink sink,
+                                     CachedTokens cached) {
         int[] prompt = request.prompt();
         int vocab = dims.vocab();
         int context = dims.contextLength();
@@ -44,7 +54,8 @@ public final class Generator {
             sampler.seen(t);
         }
         long start = System.nanoTime();
-        float[] logits = prefill(forward, prompt);
+        int reused = cached.reusableFor(prompt);
+        float[] logits = prefill(forward, prompt, reused, cached);
         long promptDone = System.nanoTime();
 
         Logprobs logprobs = request.wantsLogprobs() ? new Logprobs(vocab) : null;
@@ -80,9 +91,10 @@ public final class Generator {
             }
             next[0] = token;
             logits = forward.forward(next, 0, 1, pos++);
+            cached.append(next, 0, 1);
         }
         long end = System.nanoTime();
-        return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone);
+        return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone, reused);
     }
 
     /**
@@ -91,17 +103,22 @@ public final class Generator {
      *
      * @throws InvalidRequestException when the prompt does not fit the context or holds a token outside the vocabulary
      */
-    public float[] nextTokenLogits(TokenForward forward, int[] prompt) {
+    public float[] nextTokenLogits(TokenForward forward, int[] prompt, CachedTokens cached) {
         check(prompt, dims.vocab(), dims.contextLength());
-        return Arrays.copyOf(prefill(forward, prompt), dims.vocab());
+        return Arrays.copyOf(prefill(forward, prompt, cached.reusableFor(prompt), cached), dims.vocab());
     }
 
-    /** Runs the prompt through the model in batches and returns the logits after its last token. */
-    private float[] prefill(TokenForward forward, int[] prompt) {
+    /**
+     * Runs the prompt from position {@code from} (those before it are in the KV cache) in batches, recording each
+     * batch in {@code cached}, and returns the logits after its last token.
+     */
+    private float[] prefill(TokenForward forward, int[] prompt, int from, CachedTokens cached) {
+        cached.truncate(from);
         float[] logits = null;
-        for (int pos = 0; pos < prompt.length; pos += maxBatch) {
+        for (int pos = from; pos < prompt.length; pos += maxBatch) {
             int n = Math.min(maxBatch, prompt.length - pos);
             logits = forward.forward(prompt, pos, n, pos);
+            cached.append(prompt, pos, n);
         }
         return logits;
     }

@@ -3,6 +3,7 @@ package dev.laneway.engine.lane;
 import dev.laneway.engine.forward.ForwardState;
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.forward.StepInfo;
+import dev.laneway.engine.generate.CachedTokens;
 import dev.laneway.engine.generate.Generator;
 import dev.laneway.engine.generate.TokenForward;
 import dev.laneway.spi.DeviceFaultException;
@@ -32,7 +33,8 @@ import java.util.function.Function;
  * context: {@code begin} opens and configures it (an init run with its own bound, then the output-head
  * configuration), each position's kernels run on it with deadlines, and {@code end} drops it on every path,
  * exceptions included. A device fault fails that generation only, with a recorded diagnostic; the next generation
- * starts on a fresh context.
+ * starts on a fresh context. The KV cache outlives the context: the next generation reuses the leading positions its
+ * prompt shares with what the cache holds, unless a fault left the cache in doubt.
  */
 public final class Lane {
     /** The name of the context's init run. */
@@ -46,6 +48,8 @@ public final class Lane {
     private final LaneForward forward;
     private final ForwardState state;
     private final Generator generator;
+    /** What the KV cache holds, for the next generation's prompt to reuse; read by the pool only while idle. */
+    private final CachedTokens cached = new CachedTokens();
     private final FaultLog faults;
     private final LaneTimeouts timeouts;
     private final Clock clock;
@@ -97,7 +101,12 @@ public final class Lane {
      * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        return onFreshContext(forward -> generator.generate(forward, request, sink));
+        return onFreshContext(forward -> generator.generate(forward, request, sink, cached));
+    }
+
+    /** How many leading tokens of {@code prompt} this lane's KV cache already holds (call only while it is idle). */
+    int reusableFor(int[] prompt) {
+        return cached.reusableFor(prompt);
     }
 
     /**
@@ -107,7 +116,7 @@ public final class Lane {
      * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
      */
     public float[] nextTokenLogits(int[] prompt) {
-        return onFreshContext(forward -> generator.nextTokenLogits(forward, prompt));
+        return onFreshContext(forward -> generator.nextTokenLogits(forward, prompt, cached));
     }
 
     /** Runs {@code work} on a fresh context: open and configure it, then drop it on every path. */
@@ -125,7 +134,11 @@ public final class Lane {
             faults.succeeded();
             return result;
         } catch (DeviceFault fault) {
+            cached.clear();
             throw failed(g, fault);
+        } catch (RuntimeException e) {
+            cached.clear();
+            throw e;
         } finally {
             current = null;
             if (g != null) {

@@ -11,20 +11,25 @@ import dev.laneway.spi.device.Device;
 import dev.laneway.spi.device.DeviceFault;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 /**
  * The lanes of one model ({@code --streams N}): N lanes over one copy of the weights, each with its own activations
- * and KV cache. A generation takes a free lane and gives it back when it ends.
+ * and KV cache. A generation takes the free lane whose KV cache holds the longest prefix of its prompt (the least
+ * recently used one when none does, so other conversations stay cached) and gives it back when it ends.
  */
 public final class LanePool implements AutoCloseable {
     private final List<Lane> lanes;
-    private final BlockingQueue<Lane> free;
+    /** Idle lanes, least recently used first. */
+    private final Deque<Lane> free;
+    private final ReentrantLock lock = new ReentrantLock(true);
+    private final Condition freed = lock.newCondition();
     private final FaultLog faults;
     private final Device device;
     private final Duration waitForLane;
@@ -32,7 +37,7 @@ public final class LanePool implements AutoCloseable {
 
     private LanePool(List<Lane> lanes, FaultLog faults, Device device, Duration waitForLane) {
         this.lanes = List.copyOf(lanes);
-        this.free = new ArrayBlockingQueue<>(lanes.size(), true, lanes);
+        this.free = new ArrayDeque<>(lanes);
         this.faults = faults;
         this.device = device;
         this.waitForLane = waitForLane;
@@ -70,7 +75,8 @@ public final class LanePool implements AutoCloseable {
      * @throws DeviceFaultException when the device fails it, or no lane frees up in time
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        return onFreeLane(lane -> lane.generate(request, sink));
+        int[] prompt = request.prompt();
+        return onFreeLane(prompt, lane -> lane.generate(request, sink));
     }
 
     /**
@@ -79,25 +85,52 @@ public final class LanePool implements AutoCloseable {
      * @throws DeviceFaultException when the device fails it, or no lane frees up in time
      */
     public float[] nextTokenLogits(int[] prompt) {
-        return onFreeLane(lane -> lane.nextTokenLogits(prompt));
+        return onFreeLane(prompt, lane -> lane.nextTokenLogits(prompt));
     }
 
-    private <T> T onFreeLane(Function<Lane, T> work) {
-        Lane lane;
-        try {
-            lane = free.poll(waitForLane.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
-        }
-        if (lane == null) {
-            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "no stream became free within "
-                    + waitForLane.toMillis() + " ms");
-        }
+    private <T> T onFreeLane(int[] prompt, Function<Lane, T> work) {
+        Lane lane = take(prompt);
         try {
             return work.apply(lane);
         } finally {
-            free.add(lane);
+            lock.lock();
+            try {
+                free.addLast(lane);
+                freed.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Waits, bounded, for a free lane and takes the one that best serves {@code prompt}. */
+    private Lane take(int[] prompt) {
+        long left = waitForLane.toNanos();
+        lock.lock();
+        try {
+            while (free.isEmpty()) {
+                if (left <= 0) {
+                    throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "no stream became free within "
+                            + waitForLane.toMillis() + " ms");
+                }
+                left = freed.awaitNanos(left);
+            }
+            Lane best = free.peekFirst();
+            int longest = 0;
+            for (Lane l : free) {
+                int n = l.reusableFor(prompt);
+                if (n > longest) {
+                    longest = n;
+                    best = l;
+                }
+            }
+            free.remove(best);
+            return best;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -131,6 +164,11 @@ public final class LanePool implements AutoCloseable {
 
     /** Lanes that are generating right now. */
     public int busy() {
-        return lanes.size() - free.size();
+        lock.lock();
+        try {
+            return lanes.size() - free.size();
+        } finally {
+            lock.unlock();
+        }
     }
 }

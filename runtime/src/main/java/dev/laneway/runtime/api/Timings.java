@@ -5,25 +5,30 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 
 import java.util.List;
 
-/** llama-server's {@code timings}: the work the model did for a response, summed over its choices. */
+/**
+ * llama-server's {@code timings}: the work the model did for a response, summed over its choices. {@code cache_n}
+ * prompt tokens were served from the KV cache and {@code prompt_n} computed.
+ */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-public record Timings(int promptN, double promptMs, double promptPerTokenMs, double promptPerSecond,
+public record Timings(int cacheN, int promptN, double promptMs, double promptPerTokenMs, double promptPerSecond,
                       int predictedN, double predictedMs, double predictedPerTokenMs, double predictedPerSecond) {
 
     static Timings of(List<ChoiceOutcome> outcomes) {
+        int cacheN = 0;
         int promptN = 0;
         int predictedN = 0;
         long promptNanos = 0;
         long predictedNanos = 0;
         for (ChoiceOutcome o : outcomes) {
-            promptN += o.result().promptTokens();
+            cacheN += o.result().cachedTokens();
+            promptN += o.result().computedPromptTokens();
             predictedN += o.result().generatedTokens();
             promptNanos += o.result().promptNanos();
             predictedNanos += o.result().generationNanos();
         }
         double promptMs = promptNanos / 1e6;
         double predictedMs = predictedNanos / 1e6;
-        return new Timings(promptN, promptMs, perToken(promptMs, promptN), perSecond(promptN, promptMs),
+        return new Timings(cacheN, promptN, promptMs, perToken(promptMs, promptN), perSecond(promptN, promptMs),
                 predictedN, predictedMs, perToken(predictedMs, predictedN), perSecond(predictedN, predictedMs));
     }
 

@@ -78,6 +78,31 @@ class StoriesServerTest {
         }
     }
 
+    /**
+     * A request that begins with what a stream's KV cache holds (here: a prompt and its first 20 generated tokens)
+     * computes only the rest, says how much it reused, and still gives llama.cpp's text.
+     */
+    @Test
+    void aPromptSharingAPrefixWithTheLastRequestReusesItsCache() {
+        Golden.Record golden = GOLDEN.get(1);
+        post("/v1/completions", "{\"prompt\":" + Arrays.toString(golden.promptIds())
+                + ",\"max_tokens\":64,\"temperature\":0}").then().statusCode(200)
+                .body("choices[0].text", equalTo(golden.completionText()));
+        int[] longer = Arrays.copyOf(golden.promptIds(), golden.promptIds().length + 20);
+        System.arraycopy(golden.completionIds(), 0, longer, golden.promptIds().length, 20);
+        JsonPath again = post("/v1/completions", "{\"prompt\":" + Arrays.toString(longer)
+                + ",\"max_tokens\":44,\"temperature\":0}").then().statusCode(200)
+                .body("usage.prompt_tokens", equalTo(longer.length))
+                .body("usage.prompt_tokens_details.cached_tokens", equalTo(longer.length - 1))
+                .body("timings.cache_n", equalTo(longer.length - 1))
+                .body("timings.prompt_n", equalTo(1))
+                .extract().jsonPath();
+        int[] rest = Arrays.copyOfRange(golden.completionIds(), 20, 64);
+        String expected = post("/detokenize", "{\"tokens\":" + Arrays.toString(rest) + "}").then().statusCode(200)
+                .extract().path("content");
+        assertEquals(expected, again.getString("choices[0].text"));
+    }
+
     @Test
     void aPromptOfTokenIdsGivesTheSameText() {
         Golden.Record golden = GOLDEN.get(2);
@@ -118,8 +143,9 @@ class StoriesServerTest {
                 .body("id", startsWith("chatcmpl-"))
                 .body("choices[0].message.role", equalTo("assistant"))
                 .body("usage.prompt_tokens", equalTo(promptIds.size()))
-                .body("timings.prompt_n", equalTo(promptIds.size()))
                 .extract().jsonPath();
+        assertEquals(promptIds.size(), whole.getInt("timings.prompt_n") + whole.getInt("timings.cache_n"));
+        assertEquals(whole.getInt("timings.cache_n"), whole.getInt("usage.prompt_tokens_details.cached_tokens"));
         String content = whole.getString("choices[0].message.content");
         assertFalse(content.isEmpty());
         // The same conversation, as a completion of the rendered prompt, gives the same text.

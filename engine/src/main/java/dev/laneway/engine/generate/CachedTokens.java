@@ -1,0 +1,50 @@
+package dev.laneway.engine.generate;
+
+import java.util.Arrays;
+
+/**
+ * The tokens whose keys and values a stream's KV cache holds, position by position. A new prompt that begins with
+ * them reuses that part of the cache and computes only the rest (a conversation's next turn, a shared system prompt).
+ * Not thread-safe: it belongs to one stream, used by one generation at a time.
+ */
+public final class CachedTokens {
+    private int[] tokens = new int[256];
+    private int length;
+
+    /** Positions whose keys and values are in the cache. */
+    public int length() {
+        return length;
+    }
+
+    /**
+     * How many leading tokens of {@code prompt} the cache can serve: their common prefix, less the prompt's last
+     * token, which always runs so that its logits exist.
+     */
+    public int reusableFor(int[] prompt) {
+        int n = Math.min(length, prompt.length - 1);
+        int i = 0;
+        while (i < n && tokens[i] == prompt[i]) {
+            i++;
+        }
+        return i;
+    }
+
+    /** Forgets positions from {@code n} on (they are about to be overwritten). */
+    public void truncate(int n) {
+        length = Math.min(length, Math.max(0, n));
+    }
+
+    /** Records that {@code src[offset .. offset + n)} now fill the positions after the current ones. */
+    public void append(int[] src, int offset, int n) {
+        if (length + n > tokens.length) {
+            tokens = Arrays.copyOf(tokens, Math.max(tokens.length * 2, length + n));
+        }
+        System.arraycopy(src, offset, tokens, length, n);
+        length += n;
+    }
+
+    /** Forgets everything: the cache's contents can no longer be trusted (a device fault mid-step). */
+    public void clear() {
+        length = 0;
+    }
+}
