@@ -257,21 +257,26 @@ inline void rmsnorm(int isa, float* out, const float* x, const float* weight, in
     LW_DISPATCH(isa, rmsnormRows(out, x, weight, dim, batch, eps))
 }
 
-inline void rope(int isa, float* x, int batch, int heads, int startPos, int headDim, int rotaryDim, bool interleaved,
-                 const float* cosTable, const float* sinTable) {
-    LW_DISPATCH(isa, ropeRows(x, batch, heads, startPos, headDim, rotaryDim, interleaved, cosTable, sinTable))
+inline void rope(int isa, float* x, int offset, int batch, int heads, int startPos, int headDim, int rotaryDim,
+                 bool interleaved, const float* cosTable, const float* sinTable) {
+    LW_DISPATCH(isa, ropeRows(x + offset, batch, heads, startPos, headDim, rotaryDim, interleaved, cosTable, sinTable))
 }
 
-inline void attention(long long pool, int isa, float* out, const float* q, const float* keys, const float* values,
-                      int batch, int startPos, int heads, int kvHeads, int headDim, float scale) {
-    LW_DISPATCH(isa, attention(poolOf(pool), out, q, keys, values, batch, startPos, heads, kvHeads, headDim, scale))
+// Attention of the query rows at rowOffset (elements) of q and out, over one sequence's keys and values at kvOffset.
+inline void attention(long long pool, int isa, float* out, const float* q, int rowOffset, const float* keys,
+                      const float* values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim,
+                      float scale) {
+    LW_DISPATCH(isa, attention(poolOf(pool), out + rowOffset, q + rowOffset, keys + kvOffset, values + kvOffset, batch,
+                               startPos, heads, kvHeads, headDim, scale))
 }
 
 // Attention over a half-precision KV cache, with llama.cpp's numerics (see ops.inc).
-inline void attentionHalf(long long pool, int isa, float* out, const float* q, const short* keys, const short* values,
-                          int batch, int startPos, int heads, int kvHeads, int headDim, float scale) {
-    LW_DISPATCH(isa, attentionHalf(poolOf(pool), out, q, (const uint16_t*)keys, (const uint16_t*)values, batch,
-                                   startPos, heads, kvHeads, headDim, scale))
+inline void attentionHalf(long long pool, int isa, float* out, const float* q, int rowOffset, const short* keys,
+                          const short* values, int kvOffset, int batch, int startPos, int heads, int kvHeads,
+                          int headDim, float scale) {
+    LW_DISPATCH(isa, attentionHalf(poolOf(pool), out + rowOffset, q + rowOffset, (const uint16_t*)keys + kvOffset,
+                                   (const uint16_t*)values + kvOffset, batch, startPos, heads, kvHeads, headDim,
+                                   scale))
 }
 
 inline void siluMul(long long pool, int isa, float* gate, const float* up, int n) {
@@ -337,26 +342,29 @@ inline long long createFusedHead(const long long* matrix, const float* norm, flo
 
 inline void destroyFusedHead(long long head) { delete (FusedHead*)(intptr_t)head; }
 
-// The logits of the batch's last token: its row of x ([batch][hidden]) normed into work, times the head.
-inline void fusedHead(long long pool, int isa, long long head, const float* x, int batch, float* work,
+// The logits of the chosen rows of x ([batch][hidden]): each normed into work, times the head.
+inline void fusedHead(long long pool, int isa, long long head, const float* x, const int* rows, int count, float* work,
                       float* logits) {
     const FusedHead& h = *(const FusedHead*)(intptr_t)head;
-    LW_DISPATCH(isa, fusedHead(poolOf(pool), h, x, batch, work, logits))
+    LW_DISPATCH(isa, fusedHead(poolOf(pool), h, x, rows, count, work, logits))
 }
 
-// One fused layer over a float cache, or a half-precision one (keys and values as 16-bit patterns).
+// One fused layer over a float cache, or a half-precision one (keys and values as 16-bit patterns), on the batch's
+// segments (see fusedLayer in ops.inc).
 inline void fusedLayer(long long pool, int isa, long long layer, float* x, float* work, float* keys, float* values,
-                       const float* cosTable, const float* sinTable, int batch, int startPos) {
+                       const float* cosTable, const float* sinTable, int batch, const int* segments,
+                       int segmentCount) {
     const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
     LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, keys, values, nullptr, nullptr, cosTable, sinTable, batch,
-                                startPos))
+                                segments, segmentCount))
 }
 
 inline void fusedLayerHalf(long long pool, int isa, long long layer, float* x, float* work, short* keys,
-                           short* values, const float* cosTable, const float* sinTable, int batch, int startPos) {
+                           short* values, const float* cosTable, const float* sinTable, int batch,
+                           const int* segments, int segmentCount) {
     const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
     LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, nullptr, nullptr, (uint16_t*)keys, (uint16_t*)values,
-                                cosTable, sinTable, batch, startPos))
+                                cosTable, sinTable, batch, segments, segmentCount))
 }
 
 inline long long streamRead(long long pool, int isa, const signed char* data, long long bytes) {

@@ -6,54 +6,78 @@ import dev.laneway.engine.plan.Plan;
 import java.util.List;
 
 /**
- * The activations of one generation stream: every plan buffer for up to {@code maxBatch} tokens, and the KV cache.
- * Allocated once per stream and reused by every generation on it; the cache grows as positions are used.
+ * The activations of a forward call for up to {@code maxBatch} tokens of up to {@code maxSequences} sequences, the
+ * call's {@link Batch}, and the KV cache with a slot per sequence. Allocated once and reused by every call; the cache
+ * grows as positions are used.
  */
 public final class ForwardState {
     final float[][] buffers;
     final KvCache cache;
     final int maxBatch;
-    final int[] tokens;
+    final Batch batch;
     private final int contextLength;
 
-    ForwardState(List<Plan.Dim> bufferDims, Dims dims, int maxBatch, KvCache.Precision kv) {
-        this(lengths(bufferDims, dims, maxBatch), dims, maxBatch, kv);
+    /** Plan buffers; a logits row is {@code logitsStride} floats (the head's rows, at least the vocabulary). */
+    ForwardState(List<Plan.Dim> bufferDims, Dims dims, int logitsStride, int maxBatch, int maxSequences,
+                 KvCache.Precision kv) {
+        this(lengths(bufferDims, dims, logitsStride, maxBatch, maxSequences), dims, maxBatch, maxSequences, kv);
     }
 
     /** Buffers of the given lengths, in floats. */
-    ForwardState(long[] lengths, Dims dims, int maxBatch, KvCache.Precision kv) {
+    ForwardState(long[] lengths, Dims dims, int maxBatch, int maxSequences, KvCache.Precision kv) {
+        if (maxBatch < 1 || maxSequences < 1) {
+            throw new IllegalArgumentException("a forward state needs room for a token of a sequence, got "
+                    + maxBatch + " tokens, " + maxSequences + " sequences");
+        }
         this.maxBatch = maxBatch;
         this.buffers = new float[lengths.length][];
         for (int i = 0; i < buffers.length; i++) {
             buffers[i] = new float[Math.toIntExact(lengths[i])];
         }
-        this.cache = KvCache.onDemand(dims.layers(), dims.contextLength(), dims.kvDim(), kv);
-        this.tokens = new int[maxBatch];
+        this.cache = KvCache.onDemand(dims.layers(), dims.contextLength(), dims.kvDim(), kv, maxSequences);
+        this.batch = new Batch(maxBatch, maxSequences);
         this.contextLength = dims.contextLength();
     }
 
-    /**
-     * Checks a forward call's batch of {@code n} tokens at positions {@code startPos ..} against this state, and takes
-     * the batch's tokens from {@code tokens[offset ..]}.
-     */
-    void take(int[] tokens, int offset, int n, int startPos) {
-        if (n < 1 || n > maxBatch) {
-            throw new IllegalArgumentException("batch of " + n + " tokens, expected 1 to " + maxBatch);
-        }
-        if (startPos < 0 || startPos + n > contextLength) {
-            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + n - 1)
-                    + " exceed the context of " + contextLength);
-        }
-        cache.reserve(startPos + n);
-        System.arraycopy(tokens, offset, this.tokens, 0, n);
+    /** The batch the next forward call runs: fill it, then call {@link LaneForward#forward(ForwardState, StepRunner)}. */
+    public Batch batch() {
+        return batch;
     }
 
-    private static long[] lengths(List<Plan.Dim> bufferDims, Dims dims, int maxBatch) {
+    /** Checks the batch against the context and makes room in the cache for its positions. */
+    void prepare() {
+        if (batch.segments == 0) {
+            throw new IllegalArgumentException("an empty batch");
+        }
+        int end = 0;
+        for (int i = 0; i < batch.segments; i++) {
+            int start = batch.startPos[i];
+            int n = batch.rows[i];
+            if (start < 0 || start + n > contextLength) {
+                throw new IllegalArgumentException("positions " + start + ".." + (start + n - 1)
+                        + " exceed the context of " + contextLength);
+            }
+            if (batch.slot[i] < 0 || batch.slot[i] >= cache.slots()) {
+                throw new IllegalArgumentException("slot " + batch.slot[i] + " outside 0.." + (cache.slots() - 1));
+            }
+            end = Math.max(end, start + n);
+        }
+        cache.reserve(end);
+        for (int i = 0; i < batch.segments; i++) {
+            batch.quads[4 * i] = batch.firstRow[i];
+            batch.quads[4 * i + 1] = batch.rows[i];
+            batch.quads[4 * i + 2] = batch.startPos[i];
+            batch.quads[4 * i + 3] = cache.layer(0).base(batch.slot[i]);
+        }
+    }
+
+    private static long[] lengths(List<Plan.Dim> bufferDims, Dims dims, int logitsStride, int maxBatch,
+                                  int maxSequences) {
         long[] lengths = new long[bufferDims.size()];
         for (int i = 0; i < lengths.length; i++) {
-            // Logits are computed for the batch's last token only.
-            int rows = bufferDims.get(i) == Plan.Dim.VOCAB ? 1 : maxBatch;
-            lengths[i] = (long) rows * size(bufferDims.get(i), dims);
+            // Logits are computed for each sequence's last token only.
+            lengths[i] = bufferDims.get(i) == Plan.Dim.VOCAB ? (long) Math.min(maxSequences, maxBatch) * logitsStride
+                    : (long) maxBatch * size(bufferDims.get(i), dims);
         }
         return lengths;
     }
@@ -71,5 +95,10 @@ public final class ForwardState {
     /** The most tokens one forward call takes. */
     public int maxBatch() {
         return maxBatch;
+    }
+
+    /** The KV cache, a slot per sequence. */
+    public KvCache cache() {
+        return cache;
     }
 }

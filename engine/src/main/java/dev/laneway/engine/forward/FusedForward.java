@@ -89,7 +89,7 @@ public final class FusedForward implements LaneForward {
         List<StepInfo> infos = new ArrayList<>();
         steps.add((s, n, pos) -> {
             for (int b = 0; b < n; b++) {
-                kernels.row(embedding, s.tokens[b], s.buffers[X], b * hidden);
+                kernels.row(embedding, s.batch.tokens[b], s.buffers[X], b * hidden);
             }
         });
         infos.add(new StepInfo(EMBED_KERNEL, -1, embedding.name(), List.of("x")));
@@ -97,11 +97,12 @@ public final class FusedForward implements LaneForward {
             FusedLayer layer = fuse(kernels, layers.get(l), shape, rope, l);
             int index = l;
             steps.add((s, n, pos) -> kernels.runLayer(layer, s.buffers[X], s.buffers[WORK], s.cache.layer(index), n,
-                    pos));
+                    s.batch.quads, s.batch.segments));
             infos.add(new StepInfo(LAYER_KERNEL, l, ofLayer(StandardPlans.projection("q"), l), List.of("x", "work")));
         }
         FusedHead fusedHead = kernels.fuseHead(head, finalNorm, dims.rmsEps());
-        steps.add((s, n, pos) -> kernels.runHead(fusedHead, s.buffers[X], n, s.buffers[WORK], s.buffers[LOGITS]));
+        steps.add((s, n, pos) -> kernels.runHead(fusedHead, s.buffers[X], n, s.batch.logitRows, s.batch.logitCount,
+                s.buffers[WORK], s.buffers[LOGITS]));
         infos.add(new StepInfo(HEAD_KERNEL, -1, head.name(), List.of("x", "logits")));
         return new FusedForward(dims, shape, Math.max(dims.vocab(), head.rows()), List.copyOf(steps),
                 List.copyOf(infos));
@@ -125,23 +126,30 @@ public final class FusedForward implements LaneForward {
         return shape;
     }
 
-    /** Fresh activations ({@code x}, the layers' {@code work}, {@code logits}) and KV cache for one stream. */
+    /** Fresh activations ({@code x}, the layers' {@code work}, {@code logits}) and a KV cache with a slot per sequence. */
     @Override
-    public ForwardState newState(int maxBatch, KvCache.Precision kv) {
+    public ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("maxBatch must be positive, got " + maxBatch);
         }
-        long[] lengths = {(long) maxBatch * dims.hidden(), shape.workFloats(maxBatch), logitsLength};
-        return new ForwardState(lengths, dims, maxBatch, kv);
+        long[] lengths = {(long) maxBatch * dims.hidden(), shape.workFloats(maxBatch),
+                (long) Math.min(maxSequences, maxBatch) * logitsLength};
+        return new ForwardState(lengths, dims, maxBatch, maxSequences, kv);
     }
 
     @Override
-    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
-        state.take(tokens, offset, n, startPos);
+    public float[] forward(ForwardState state, StepRunner runner) {
+        state.prepare();
+        Batch b = state.batch;
         for (int i = 0; i < steps.size(); i++) {
-            runner.run(infos.get(i), steps.get(i), state, n, startPos);
+            runner.run(infos.get(i), steps.get(i), state, b.totalRows, b.firstPosition());
         }
         return state.buffers[LOGITS];
+    }
+
+    @Override
+    public int logitsStride() {
+        return logitsLength;
     }
 
     /** {@link #forward(ForwardState, int[], int, int, int, StepRunner)} with every step run directly. */

@@ -3,22 +3,42 @@ package dev.laneway.engine.forward;
 import dev.laneway.engine.kernels.KvCache;
 
 /**
- * A forward pass a lane can run: it computes positions as a sequence of steps that the lane submits to its device
- * context. The per-op forward ({@link PlanForward}) is one; routes with fused kernels bring others.
+ * A forward pass a lane can run: it computes a {@link Batch} of tokens as a sequence of steps that the lane submits to
+ * its device context. The per-op forward ({@link PlanForward}) is one; routes with fused kernels bring others.
  */
 public interface LaneForward {
 
     /** The model's sizes. */
     Dims dims();
 
-    /** Fresh activations and KV cache for one stream, for batches of up to {@code maxBatch} tokens. */
-    ForwardState newState(int maxBatch, KvCache.Precision kv);
+    /** Floats from one row of logits to the next (the head's rows: the vocabulary, or more when it is padded). */
+    default int logitsStride() {
+        return dims().vocab();
+    }
+
+    /** Fresh activations and a one-slot KV cache, for batches of up to {@code maxBatch} tokens of one sequence. */
+    default ForwardState newState(int maxBatch, KvCache.Precision kv) {
+        return newState(maxBatch, 1, kv);
+    }
+
+    /** Fresh activations and a KV cache of {@code maxSequences} slots, for batches of up to {@code maxBatch} tokens. */
+    ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv);
 
     /**
-     * Runs {@code n} tokens at positions {@code startPos ..}, each step through {@code runner}, and returns the logits
-     * of the last token (a view into the state, valid until the next call).
+     * Runs the state's {@link ForwardState#batch() batch}, each step through {@code runner}, and returns the logits
+     * its segments asked for, one row of the vocabulary each in their order (a view into the state, valid until the
+     * next call).
      */
-    float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner);
+    float[] forward(ForwardState state, StepRunner runner);
+
+    /**
+     * Runs {@code n} tokens of the sequence in slot 0 at positions {@code startPos ..}, each step through {@code runner},
+     * and returns the logits of the last token (a view into the state, valid until the next call).
+     */
+    default float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
+        state.batch().clear().add(0, startPos, tokens, offset, n, true);
+        return forward(state, runner);
+    }
 
     /** A state buffer by name, for diagnostics; null when there is none. */
     float[] buffer(ForwardState state, String name);

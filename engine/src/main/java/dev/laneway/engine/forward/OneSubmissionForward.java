@@ -26,15 +26,20 @@ public final class OneSubmissionForward implements LaneForward {
     }
 
     @Override
-    public ForwardState newState(int maxBatch, KvCache.Precision kv) {
-        return inner.newState(maxBatch, kv);
+    public int logitsStride() {
+        return inner.logitsStride();
     }
 
     @Override
-    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
+    public ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv) {
+        return inner.newState(maxBatch, maxSequences, kv);
+    }
+
+    @Override
+    public float[] forward(ForwardState state, StepRunner runner) {
         float[][] logits = new float[1][];
-        runner.run(info, (s, batch, pos) -> logits[0] = inner.forward(s, tokens, offset, batch, pos, StepRunner.DIRECT),
-                state, n, startPos);
+        runner.run(info, (s, rows, pos) -> logits[0] = inner.forward(s, StepRunner.DIRECT), state,
+                state.batch().rows(), state.batch().firstPosition());
         return logits[0];
     }
 

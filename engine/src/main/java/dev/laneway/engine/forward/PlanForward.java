@@ -25,9 +25,10 @@ public final class PlanForward implements LaneForward {
     private final List<Step> steps;
     private final List<StepInfo> infos;
     private final int logits;
+    private final int logitsStride;
 
     private PlanForward(Dims dims, Kernels kernels, List<String> bufferNames, List<Plan.Dim> bufferDims,
-                        List<Step> steps, List<StepInfo> infos, int logits) {
+                        List<Step> steps, List<StepInfo> infos, int logits, int logitsStride) {
         this.dims = dims;
         this.kernels = kernels;
         this.bufferNames = bufferNames;
@@ -35,6 +36,7 @@ public final class PlanForward implements LaneForward {
         this.steps = steps;
         this.infos = infos;
         this.logits = logits;
+        this.logitsStride = logitsStride;
     }
 
     /**
@@ -60,10 +62,14 @@ public final class PlanForward implements LaneForward {
         return newState(maxBatch, dev.laneway.engine.kernels.KvCache.Precision.F16);
     }
 
-    /** Fresh activations and KV cache of the given precision for one stream. */
     @Override
-    public ForwardState newState(int maxBatch, dev.laneway.engine.kernels.KvCache.Precision kv) {
-        return new ForwardState(bufferDims, dims, maxBatch, kv);
+    public ForwardState newState(int maxBatch, int maxSequences, dev.laneway.engine.kernels.KvCache.Precision kv) {
+        return new ForwardState(bufferDims, dims, logitsStride, maxBatch, maxSequences, kv);
+    }
+
+    @Override
+    public int logitsStride() {
+        return logitsStride;
     }
 
     /**
@@ -74,12 +80,12 @@ public final class PlanForward implements LaneForward {
         return forward(state, tokens, offset, n, startPos, StepRunner.DIRECT);
     }
 
-    /** {@link #forward(ForwardState, int[], int, int, int)} with each step run through {@code runner}. */
     @Override
-    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
-        state.take(tokens, offset, n, startPos);
+    public float[] forward(ForwardState state, StepRunner runner) {
+        state.prepare();
+        Batch b = state.batch;
         for (int i = 0; i < steps.size(); i++) {
-            runner.run(infos.get(i), steps.get(i), state, n, startPos);
+            runner.run(infos.get(i), steps.get(i), state, b.totalRows, b.firstPosition());
         }
         return state.buffers[logits];
     }
@@ -101,6 +107,8 @@ public final class PlanForward implements LaneForward {
         private final List<Plan.Dim> bufferDims = new ArrayList<>();
         private final Map<Rope.Style, Rope> ropes = new EnumMap<>(Rope.Style.class);
         private final AttentionShape attention;
+        /** The most rows a product into a vocabulary-wide buffer writes per token (a padded head's). */
+        private int logitsStride;
 
         Compiler(Plan plan, Dims dims, WeightSource weights, Kernels kernels) {
             this.plan = plan;
@@ -113,6 +121,7 @@ public final class PlanForward implements LaneForward {
             });
             this.attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(),
                     (float) (1.0 / Math.sqrt(dims.headDim())));
+            this.logitsStride = dims.vocab();
         }
 
         PlanForward compile() {
@@ -137,7 +146,7 @@ public final class PlanForward implements LaneForward {
                 throw new PlanException("the logits buffer '" + plan.logits() + "' must have dimension vocab");
             }
             return new PlanForward(dims, k, List.copyOf(bufferNames), List.copyOf(bufferDims), List.copyOf(steps),
-                    List.copyOf(infos), logits);
+                    List.copyOf(infos), logits, logitsStride);
         }
 
         private static StepInfo info(Op op, int layer) {
@@ -155,7 +164,7 @@ public final class PlanForward implements LaneForward {
                 int width = width(out);
                 return (s, n, pos) -> {
                     for (int b = 0; b < n; b++) {
-                        k.row(w, s.tokens[b], s.buffers[out], b * width);
+                        k.row(w, s.batch.tokens[b], s.buffers[out], b * width);
                     }
                 };
             }
@@ -178,11 +187,18 @@ public final class PlanForward implements LaneForward {
                                 || (bufferDims.get(out) == Plan.Dim.VOCAB && w.cols() == width(in) && w.rows() >= width(out)),
                         at, m.weight() + " is " + w.rows() + "x" + w.cols() + ", expected " + width(out) + "x" + width(in));
                 int cols = width(in);
+                if (bufferDims.get(out) == Plan.Dim.VOCAB) {
+                    logitsStride = Math.max(logitsStride, w.rows());
+                }
                 if (m.lastOnly()) {
-                    // Only the batch's last row matters: move it to the front and multiply one row.
+                    // Only the rows whose logits are wanted matter: move them to the front (ascending, so no row is
+                    // overwritten before it moves) and multiply those.
                     return (s, n, pos) -> {
-                        System.arraycopy(s.buffers[in], (n - 1) * cols, s.buffers[in], 0, cols);
-                        k.matmul(w, s.buffers[in], s.buffers[out], 1);
+                        Batch b = s.batch;
+                        for (int i = 0; i < b.logitCount; i++) {
+                            System.arraycopy(s.buffers[in], b.logitRows[i] * cols, s.buffers[in], i * cols, cols);
+                        }
+                        k.matmul(w, s.buffers[in], s.buffers[out], b.logitCount);
                     };
                 }
                 return (s, n, pos) -> k.matmul(w, s.buffers[in], s.buffers[out], n);
@@ -202,8 +218,11 @@ public final class PlanForward implements LaneForward {
                 int qHeads = width(q) / dims.headDim();
                 int kHeads = width(kk) / dims.headDim();
                 return (s, n, pos) -> {
-                    k.rope(s.buffers[q], n, qHeads, pos, rope);
-                    k.rope(s.buffers[kk], n, kHeads, pos, rope);
+                    Batch b = s.batch;
+                    for (int i = 0; i < b.segments; i++) {
+                        k.rope(s.buffers[q], b.firstRow[i], b.rows[i], qHeads, b.startPos[i], rope);
+                        k.rope(s.buffers[kk], b.firstRow[i], b.rows[i], kHeads, b.startPos[i], rope);
+                    }
                 };
             }
             if (op instanceof Op.Attention a) {
@@ -216,8 +235,12 @@ public final class PlanForward implements LaneForward {
                         && width(out) == attention.qDim(), at, "buffer sizes do not match the heads");
                 return (s, n, pos) -> {
                     var cache = s.cache.layer(layer);
-                    cache.store(s.buffers[kk], s.buffers[v], n, pos);
-                    k.attention(s.buffers[out], s.buffers[q], cache, n, pos, attention);
+                    Batch b = s.batch;
+                    for (int i = 0; i < b.segments; i++) {
+                        cache.store(s.buffers[kk], s.buffers[v], b.firstRow[i], b.rows[i], b.slot[i], b.startPos[i]);
+                        k.attention(s.buffers[out], s.buffers[q], b.firstRow[i], b.rows[i], cache, b.slot[i],
+                                b.startPos[i], attention);
+                    }
                 };
             }
             if (op instanceof Op.SiluMul m) {

@@ -13,8 +13,8 @@ public final class HalfAttention {
     }
 
     /** See {@link Kernels#attention}; {@code cache} must be half precision. */
-    public static void attend(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos,
-                              AttentionShape shape) {
+    public static void attend(float[] out, float[] q, int firstRow, int batch, KvCache.Layer cache, int slot,
+                              int startPos, AttentionShape shape) {
         int headDim = shape.headDim();
         int kvDim = shape.kvDim();
         int group = shape.heads() / shape.kvHeads();
@@ -27,11 +27,13 @@ public final class HalfAttention {
         }
         float[] q16 = scratch[0];
         float[] acc = scratch[1];
-        for (int b = 0; b < batch; b++) {
-            int pos = startPos + b;
+        int base = cache.base(slot);
+        for (int row = 0; row < batch; row++) {
+            int b = firstRow + row;
+            int pos = startPos + row;
             for (int h = 0; h < shape.heads(); h++) {
                 int qo = (b * shape.heads() + h) * headDim;
-                int kvo = (h / group) * headDim;
+                int kvo = base + (h / group) * headDim;
                 for (int i = 0; i < headDim; i++) {
                     q16[i] = half(q[qo + i]);
                     acc[i] = 0f;

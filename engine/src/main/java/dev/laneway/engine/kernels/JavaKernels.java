@@ -75,11 +75,12 @@ public final class JavaKernels implements Kernels {
     }
 
     @Override
-    public void rope(float[] x, int batch, int heads, int startPos, Rope rope) {
+    public void rope(float[] x, int firstRow, int batch, int heads, int startPos, Rope rope) {
         int headDim = rope.headDim();
         int half = rope.rotaryDim() / 2;
-        for (int b = 0; b < batch; b++) {
-            int t = (startPos + b) * half;
+        for (int row = 0; row < batch; row++) {
+            int b = firstRow + row;
+            int t = (startPos + row) * half;
             for (int h = 0; h < heads; h++) {
                 int o = (b * heads + h) * headDim;
                 for (int i = 0; i < half; i++) {
@@ -97,17 +98,20 @@ public final class JavaKernels implements Kernels {
     }
 
     @Override
-    public void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape) {
+    public void attention(float[] out, float[] q, int firstRow, int batch, KvCache.Layer cache, int slot,
+                          int startPos, AttentionShape shape) {
         if (cache.f16()) {
-            HalfAttention.attend(out, q, cache, batch, startPos, shape);
+            HalfAttention.attend(out, q, firstRow, batch, cache, slot, startPos, shape);
             return;
         }
         int headDim = shape.headDim();
         int kvDim = shape.kvDim();
         int group = shape.heads() / shape.kvHeads();
+        int base = cache.base(slot);
         float[] scores = scratch(scoreScratch, startPos + batch);
-        for (int b = 0; b < batch; b++) {
-            int pos = startPos + b;
+        for (int row = 0; row < batch; row++) {
+            int b = firstRow + row;
+            int pos = startPos + row;
             for (int h = 0; h < shape.heads(); h++) {
                 int qo = (b * shape.heads() + h) * headDim;
                 int kvo = (h / group) * headDim;
@@ -115,7 +119,7 @@ public final class JavaKernels implements Kernels {
                 float max = Float.NEGATIVE_INFINITY;
                 for (int t = 0; t <= pos; t++) {
                     float dot = 0f;
-                    int ko = t * kvDim + kvo;
+                    int ko = base + t * kvDim + kvo;
                     for (int i = 0; i < headDim; i++) {
                         dot += q[qo + i] * cache.keys()[ko + i];
                     }
@@ -133,7 +137,7 @@ public final class JavaKernels implements Kernels {
                 }
                 for (int t = 0; t <= pos; t++) {
                     float a = scores[t] / sum;
-                    int vo = t * kvDim + kvo;
+                    int vo = base + t * kvDim + kvo;
                     for (int i = 0; i < headDim; i++) {
                         out[qo + i] += a * cache.values()[vo + i];
                     }

@@ -41,14 +41,29 @@ public interface Kernels {
      * Rotary position embedding, in place, on {@code batch} rows of {@code heads · headDim} elements; row b is at
      * position {@code startPos + b}.
      */
-    void rope(float[] x, int batch, int heads, int startPos, Rope rope);
+    default void rope(float[] x, int batch, int heads, int startPos, Rope rope) {
+        rope(x, 0, batch, heads, startPos, rope);
+    }
 
     /**
-     * Causal attention for {@code batch} query rows at positions {@code startPos ..}: each query head attends over
-     * the cached keys and values of positions {@code 0 .. its own}, grouped-query style (query head h reads KV head
-     * h / (heads / kvHeads)). {@code out} receives {@code batch} rows of {@code heads · headDim}.
+     * Rotary position embedding, in place, on rows {@code firstRow .. firstRow + rows} of {@code heads · headDim}
+     * elements; row {@code firstRow + b} is at position {@code startPos + b}.
      */
-    void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape);
+    void rope(float[] x, int firstRow, int rows, int heads, int startPos, Rope rope);
+
+    /** {@link #attention(float[], float[], int, int, KvCache.Layer, int, int, AttentionShape)} of slot 0 from row 0. */
+    default void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape) {
+        attention(out, q, 0, batch, cache, 0, startPos, shape);
+    }
+
+    /**
+     * Causal attention for query rows {@code firstRow .. firstRow + rows} at positions {@code startPos ..} of the
+     * sequence in {@code slot}: each query head attends over that slot's cached keys and values of positions
+     * {@code 0 .. its own}, grouped-query style (query head h reads KV head h / (heads / kvHeads)). The same rows of
+     * {@code out} receive {@code heads · headDim} elements each.
+     */
+    void attention(float[] out, float[] q, int firstRow, int rows, KvCache.Layer cache, int slot, int startPos,
+                   AttentionShape shape);
 
     /** SwiGLU's product, in place: {@code gate[i] = silu(gate[i]) · up[i]} for {@code i < n}. */
     void siluMul(float[] gate, float[] up, int n);

@@ -3,8 +3,8 @@ package dev.laneway.engine.kernels;
 import java.util.Arrays;
 
 /**
- * Keys and values of past positions for every layer, for one generation stream: per layer, [position][kvDim] keys and
- * values. They are kept in half precision by default, as llama.cpp keeps them (half the memory and bandwidth, and
+ * Keys and values of past positions for every layer, for one or more sequences (slots): per layer,
+ * [slot][position][kvDim] keys and values. They are kept in half precision by default, as llama.cpp keeps them (half the memory and bandwidth, and
  * attention numerics that agree with it), or in single precision.
  *
  * <p>A cache made {@link #onDemand} holds room for the positions used so far and grows as a generation reaches past
@@ -22,35 +22,45 @@ public final class KvCache {
     private final int contextLength;
     private final int kvDim;
     private final Precision precision;
+    private final int slots;
     private int room;
 
-    /** A single-precision cache with room for the whole context. */
+    /** A single-precision cache of one slot with room for the whole context. */
     public KvCache(int layers, int contextLength, int kvDim) {
         this(layers, contextLength, kvDim, Precision.F32);
     }
 
-    /** A cache with room for the whole context. */
+    /** A cache of one slot with room for the whole context. */
     public KvCache(int layers, int contextLength, int kvDim, Precision precision) {
-        this(layers, contextLength, kvDim, precision, contextLength);
+        this(layers, contextLength, kvDim, precision, 1, contextLength);
     }
 
-    private KvCache(int layers, int contextLength, int kvDim, Precision precision, int room) {
+    private KvCache(int layers, int contextLength, int kvDim, Precision precision, int slots, int room) {
+        if (slots < 1) {
+            throw new IllegalArgumentException("a KV cache needs at least one slot, got " + slots);
+        }
         this.layers = new Layer[layers];
         this.contextLength = contextLength;
         this.kvDim = kvDim;
         this.precision = precision;
+        this.slots = slots;
         for (int l = 0; l < layers; l++) {
-            this.layers[l] = new Layer(precision, kvDim);
+            this.layers[l] = new Layer(precision, kvDim, slots);
         }
-        Math.multiplyExact(contextLength, kvDim);  // the whole context must fit in one array
+        Math.multiplyExact(Math.multiplyExact(contextLength, kvDim), slots);  // every slot's context in one array
         if (room > 0) {
             grow(room);
         }
     }
 
-    /** A cache that makes room for positions as {@link #reserve} asks for them. */
+    /** A cache of one slot that makes room for positions as {@link #reserve} asks for them. */
     public static KvCache onDemand(int layers, int contextLength, int kvDim, Precision precision) {
-        return new KvCache(layers, contextLength, kvDim, precision, 0);
+        return onDemand(layers, contextLength, kvDim, precision, 1);
+    }
+
+    /** A cache of {@code slots} sequences that makes room for positions as {@link #reserve} asks for them. */
+    public static KvCache onDemand(int layers, int contextLength, int kvDim, Precision precision, int slots) {
+        return new KvCache(layers, contextLength, kvDim, precision, slots, 0);
     }
 
     /**
@@ -67,10 +77,9 @@ public final class KvCache {
     }
 
     private void grow(int positions) {
-        int n = positions * kvDim;
         try {
             for (Layer layer : layers) {
-                layer.resize(n);
+                layer.resize(positions);
             }
         } catch (OutOfMemoryError e) {
             // Layers already grown keep their larger arrays; the positions in room are intact in all of them.
@@ -81,9 +90,9 @@ public final class KvCache {
         room = positions;
     }
 
-    /** Bytes of keys and values for {@code positions} positions in every layer. */
+    /** Bytes of keys and values for {@code positions} positions of every slot in every layer. */
     public long bytesFor(int positions) {
-        return bytes(layers.length, positions, kvDim, precision);
+        return slots * bytes(layers.length, positions, kvDim, precision);
     }
 
     static long bytes(int layers, int positions, int kvDim, Precision precision) {
@@ -128,15 +137,25 @@ public final class KvCache {
         return precision;
     }
 
-    /** One layer's cache: float arrays in single precision, or half-precision bits. */
+    /** Sequences the cache holds. */
+    public int slots() {
+        return slots;
+    }
+
+    /**
+     * One layer's cache: float arrays in single precision, or half-precision bits, [slot][room][kvDim]; a slot's
+     * positions begin at {@link #base(int)}.
+     */
     public static final class Layer {
         private float[] keys;
         private float[] values;
         private short[] keys16;
         private short[] values16;
         private final int kvDim;
+        private final int slots;
+        private int room;
 
-        Layer(Precision precision, int kvDim) {
+        Layer(Precision precision, int kvDim, int slots) {
             if (precision == Precision.F16) {
                 keys16 = new short[0];
                 values16 = new short[0];
@@ -145,16 +164,37 @@ public final class KvCache {
                 values = new float[0];
             }
             this.kvDim = kvDim;
+            this.slots = slots;
         }
 
-        private void resize(int n) {
+        /** Makes room for {@code positions} per slot, each slot's stored positions moved to its new place. */
+        private void resize(int positions) {
+            int was = room * kvDim;
+            int now = positions * kvDim;
             if (keys16 != null) {
-                keys16 = Arrays.copyOf(keys16, n);
-                values16 = Arrays.copyOf(values16, n);
+                keys16 = regrown(keys16, was, now);
+                values16 = regrown(values16, was, now);
             } else {
-                keys = Arrays.copyOf(keys, n);
-                values = Arrays.copyOf(values, n);
+                keys = regrown(keys, was, now);
+                values = regrown(values, was, now);
             }
+            room = positions;
+        }
+
+        private short[] regrown(short[] old, int was, int now) {
+            short[] grown = new short[slots * now];
+            for (int s = 0; s < slots; s++) {
+                System.arraycopy(old, s * was, grown, s * now, was);
+            }
+            return grown;
+        }
+
+        private float[] regrown(float[] old, int was, int now) {
+            float[] grown = new float[slots * now];
+            for (int s = 0; s < slots; s++) {
+                System.arraycopy(old, s * was, grown, s * now, was);
+            }
+            return grown;
         }
 
         /** Whether keys and values are half precision ({@link #keys16()}, {@link #values16()}). */
@@ -162,22 +202,22 @@ public final class KvCache {
             return keys16 != null;
         }
 
-        /** Single-precision keys, [position][kvDim]; null for a half-precision cache. */
+        /** Single-precision keys, [slot][position][kvDim]; null for a half-precision cache. */
         public float[] keys() {
             return keys;
         }
 
-        /** Single-precision values, [position][kvDim]; null for a half-precision cache. */
+        /** Single-precision values, [slot][position][kvDim]; null for a half-precision cache. */
         public float[] values() {
             return values;
         }
 
-        /** Half-precision key bits, [position][kvDim]; null for a single-precision cache. */
+        /** Half-precision key bits, [slot][position][kvDim]; null for a single-precision cache. */
         public short[] keys16() {
             return keys16;
         }
 
-        /** Half-precision value bits, [position][kvDim]; null for a single-precision cache. */
+        /** Half-precision value bits, [slot][position][kvDim]; null for a single-precision cache. */
         public short[] values16() {
             return values16;
         }
@@ -186,18 +226,32 @@ public final class KvCache {
             return kvDim;
         }
 
-        /** Stores {@code batch} rows of keys and values for positions {@code startPos ..}. */
+        /** The element offset of a slot's position 0 in the arrays. */
+        public int base(int slot) {
+            return slot * room * kvDim;
+        }
+
+        /** Stores {@code batch} rows of keys and values for positions {@code startPos ..} of slot 0. */
         public void store(float[] k, float[] v, int batch, int startPos) {
-            int o = startPos * kvDim;
-            int n = batch * kvDim;
+            store(k, v, 0, batch, 0, startPos);
+        }
+
+        /**
+         * Stores rows {@code firstRow .. firstRow + rows} of {@code k} and {@code v} as positions {@code startPos ..}
+         * of {@code slot}.
+         */
+        public void store(float[] k, float[] v, int firstRow, int rows, int slot, int startPos) {
+            int o = base(slot) + startPos * kvDim;
+            int from = firstRow * kvDim;
+            int n = rows * kvDim;
             if (keys16 == null) {
-                System.arraycopy(k, 0, keys, o, n);
-                System.arraycopy(v, 0, values, o, n);
+                System.arraycopy(k, from, keys, o, n);
+                System.arraycopy(v, from, values, o, n);
                 return;
             }
             for (int i = 0; i < n; i++) {
-                keys16[o + i] = Floats.floatToF16(k[i]);
-                values16[o + i] = Floats.floatToF16(v[i]);
+                keys16[o + i] = Floats.floatToF16(k[from + i]);
+                values16[o + i] = Floats.floatToF16(v[from + i]);
             }
         }
     }

@@ -243,7 +243,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     }
 
     @Override
-    public void rope(float[] x, int batch, int heads, int startPos, Rope rope) {
+    public void rope(float[] x, int firstRow, int batch, int heads, int startPos, Rope rope) {
         requireBatch(batch);
         requirePositive("heads", heads);
         if (rope.rotaryDim() > rope.headDim() || rope.rotaryDim() % 2 != 0 || rope.rotaryDim() < 2) {
@@ -254,9 +254,11 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("rope: positions " + startPos + ".." + (startPos + batch - 1)
                     + " outside the tables' " + rope.positions());
         }
-        requireLength("x", x, (long) batch * heads * rope.headDim());
-        NativeLibrary.rope(isa.ordinal(), x, batch, heads, startPos, rope.headDim(), rope.rotaryDim(),
-                rope.style() == Rope.Style.INTERLEAVED, rope.cos(), rope.sin());
+        requireNonNegative("first row", firstRow);
+        long rowWidth = (long) heads * rope.headDim();
+        requireLength("x", x, (firstRow + (long) batch) * rowWidth);
+        NativeLibrary.rope(isa.ordinal(), x, (int) (firstRow * rowWidth), batch, heads, startPos, rope.headDim(),
+                rope.rotaryDim(), rope.style() == Rope.Style.INTERLEAVED, rope.cos(), rope.sin());
     }
 
     /**
@@ -265,9 +267,11 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * accumulated in half precision.
      */
     @Override
-    public void attention(float[] out, float[] q, KvCache.Layer cache, int batch, int startPos, AttentionShape shape) {
+    public void attention(float[] out, float[] q, int firstRow, int batch, KvCache.Layer cache, int slot,
+                          int startPos, AttentionShape shape) {
         requireOpen();
         requireBatch(batch);
+        requireNonNegative("first row", firstRow);
         if (cache.kvDim() != shape.kvDim()) {
             throw new IllegalArgumentException("attention: cache kv dim " + cache.kvDim() + " but shape kv dim "
                     + shape.kvDim());
@@ -275,19 +279,22 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (startPos < 0) {
             throw new IllegalArgumentException("attention: negative start position " + startPos);
         }
-        long positions = (long) startPos + batch;
-        requireLength("q", q, (long) batch * shape.qDim());
-        requireLength("out", out, (long) batch * shape.qDim());
+        long end = cache.base(slot) + ((long) startPos + batch) * shape.kvDim();
+        long rows = firstRow + (long) batch;
+        requireLength("q", q, rows * shape.qDim());
+        requireLength("out", out, rows * shape.qDim());
+        int rowOffset = firstRow * shape.qDim();
+        int kvOffset = cache.base(slot);
         if (cache.f16()) {
-            requireLength("keys", cache.keys16().length, positions * shape.kvDim());
-            requireLength("values", cache.values16().length, positions * shape.kvDim());
-            NativeLibrary.attentionHalf(pool, isa.ordinal(), out, q, cache.keys16(), cache.values16(), batch,
-                    startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+            requireLength("keys", cache.keys16().length, end);
+            requireLength("values", cache.values16().length, end);
+            NativeLibrary.attentionHalf(pool, isa.ordinal(), out, q, rowOffset, cache.keys16(), cache.values16(),
+                    kvOffset, batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
         } else {
-            requireLength("keys", cache.keys().length, positions * shape.kvDim());
-            requireLength("values", cache.values().length, positions * shape.kvDim());
-            NativeLibrary.attention(pool, isa.ordinal(), out, q, cache.keys(), cache.values(), batch, startPos,
-                    shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+            requireLength("keys", cache.keys().length, end);
+            requireLength("values", cache.values().length, end);
+            NativeLibrary.attention(pool, isa.ordinal(), out, q, rowOffset, cache.keys(), cache.values(), kvOffset,
+                    batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
         }
         Reference.reachabilityFence(this);
     }
@@ -429,16 +436,33 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * @param logits at least the head's rows
      */
     public void runHead(FusedHead head, float[] x, int batch, float[] work, float[] logits) {
+        requireBatch(batch);
+        runHead(head, x, batch, new int[]{batch - 1}, 1, work, logits);
+    }
+
+    /**
+     * The logits of rows {@code rows[0 .. count)} of {@code x} ({@code batch} rows of hidden), each normed, times the
+     * head, into {@code count} rows of {@code logits}.
+     *
+     * @param work at least {@code count} rows of hidden floats of working memory
+     */
+    public void runHead(FusedHead head, float[] x, int batch, int[] rows, int count, float[] work, float[] logits) {
         requireOpen();
         if (head.owner != this) {
             throw new IllegalArgumentException("the head was fused by other kernels");
         }
         requireBatch(batch);
+        requirePositive("rows with logits", count);
         Matrix w = head.weights();
         requireLength("x", x, (long) batch * w.cols());
-        requireLength("work", work, w.cols());
-        requireLength("logits", logits, w.rows());
-        NativeLibrary.fusedHead(pool, isa.ordinal(), head.handle, x, batch, work, logits);
+        requireLength("work", work, (long) count * w.cols());
+        requireLength("logits", logits, (long) count * w.rows());
+        for (int i = 0; i < count; i++) {
+            if (rows[i] < 0 || rows[i] >= batch) {
+                throw new IllegalArgumentException("head: row " + rows[i] + " outside the batch of " + batch);
+            }
+        }
+        NativeLibrary.fusedHead(pool, isa.ordinal(), head.handle, x, rows, count, work, logits);
         Reference.reachabilityFence(this);
         Reference.reachabilityFence(head);
     }
@@ -508,19 +532,33 @@ public final class NativeKernels implements Kernels, AutoCloseable {
 
     /**
      * Runs a whole layer, fused by {@link #fuse}, as one native call on {@code batch} tokens at positions
-     * {@code startPos ..}: RMSNorm, q/k/v (and Qwen2's biases or Qwen3's per-head norms), RoPE, the keys and values
-     * into the cache, attention, the output projection and residual, RMSNorm, gate/up, SiLU·up, down and residual.
-     * The kernels are those of the separate operations, in the same order, so the results are the same bits.
-     *
-     * @param x    the residual stream, {@code batch} rows of hidden, updated in place
-     * @param work working memory of at least {@link LayerShape#workFloats} floats
+     * {@code startPos ..} of the cache's slot 0 (see the segmented form).
      */
     public void runLayer(FusedLayer layer, float[] x, float[] work, KvCache.Layer cache, int batch, int startPos) {
+        requireBatch(batch);
+        runLayer(layer, x, work, cache, batch, new int[]{0, batch, startPos, cache.base(0)}, 1);
+    }
+
+    /**
+     * Runs a whole layer, fused by {@link #fuse}, as one native call on {@code batch} tokens in segments of
+     * consecutive positions of one sequence each: RMSNorm, q/k/v (and Qwen2's biases or Qwen3's per-head norms), per
+     * segment RoPE, its keys and values into its sequence's cache and attention, then the output projection and
+     * residual, RMSNorm, gate/up, SiLU·up, down and residual. The products run once over all rows. The kernels are
+     * those of the separate operations, in the same order, so the results are the same bits.
+     *
+     * @param x        the residual stream, {@code batch} rows of hidden, updated in place
+     * @param work     working memory of at least {@link LayerShape#workFloats} floats
+     * @param segments {@code segmentCount} quadruples: first row, rows, first position, and the cache element offset
+     *                 of the segment's sequence ({@link KvCache.Layer#base})
+     */
+    public void runLayer(FusedLayer layer, float[] x, float[] work, KvCache.Layer cache, int batch, int[] segments,
+                         int segmentCount) {
         requireOpen();
         if (layer.owner != this) {
             throw new IllegalArgumentException("the layer was fused by other kernels");
         }
         requireBatch(batch);
+        requirePositive("segments", segmentCount);
         LayerShape shape = layer.shape();
         int kvDim = shape.attention().kvDim();
         requireLength("x", x, (long) batch * shape.hidden());
@@ -529,21 +567,36 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("layer: cache kv dim " + cache.kvDim() + " but layer kv dim " + kvDim);
         }
         Rope rope = layer.rope();
-        if (startPos < 0 || (long) startPos + batch > rope.positions()) {
-            throw new IllegalArgumentException("layer: positions " + startPos + ".." + (startPos + batch - 1)
-                    + " outside the rope tables' " + rope.positions());
+        int cacheLength = cache.f16() ? cache.keys16().length : cache.keys().length;
+        int rowsSeen = 0;
+        for (int s = 0; s < segmentCount; s++) {
+            int first = segments[4 * s];
+            int rows = segments[4 * s + 1];
+            int startPos = segments[4 * s + 2];
+            long base = segments[4 * s + 3];
+            if (first != rowsSeen || rows < 1 || first + rows > batch) {
+                throw new IllegalArgumentException("layer: segment " + s + " (rows " + first + ".."
+                        + (first + rows - 1) + ") does not follow the previous one within the batch of " + batch);
+            }
+            if (startPos < 0 || (long) startPos + rows > rope.positions()) {
+                throw new IllegalArgumentException("layer: positions " + startPos + ".." + (startPos + rows - 1)
+                        + " outside the rope tables' " + rope.positions());
+            }
+            if (base < 0 || base + ((long) startPos + rows) * kvDim > cacheLength) {
+                throw new IllegalArgumentException("layer: segment " + s + " reaches past the cache's "
+                        + cacheLength + " elements");
+            }
+            rowsSeen += rows;
         }
-        long positions = (long) startPos + batch;
+        if (rowsSeen != batch) {
+            throw new IllegalArgumentException("layer: the segments hold " + rowsSeen + " rows, the batch " + batch);
+        }
         if (cache.f16()) {
-            requireLength("keys", cache.keys16().length, positions * kvDim);
-            requireLength("values", cache.values16().length, positions * kvDim);
             NativeLibrary.fusedLayerHalf(pool, isa.ordinal(), layer.handle, x, work, cache.keys16(),
-                    cache.values16(), rope.cos(), rope.sin(), batch, startPos);
+                    cache.values16(), rope.cos(), rope.sin(), batch, segments, segmentCount);
         } else {
-            requireLength("keys", cache.keys().length, positions * kvDim);
-            requireLength("values", cache.values().length, positions * kvDim);
             NativeLibrary.fusedLayer(pool, isa.ordinal(), layer.handle, x, work, cache.keys(), cache.values(),
-                    rope.cos(), rope.sin(), batch, startPos);
+                    rope.cos(), rope.sin(), batch, segments, segmentCount);
         }
         Reference.reachabilityFence(this);
         Reference.reachabilityFence(layer);
@@ -591,6 +644,12 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private static void requirePositive(String what, int n) {
         if (n < 1) {
             throw new IllegalArgumentException(what + " must be positive, got " + n);
+        }
+    }
+
+    private static void requireNonNegative(String what, int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException(what + " must not be negative, got " + n);
         }
     }
 

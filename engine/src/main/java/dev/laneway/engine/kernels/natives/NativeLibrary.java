@@ -68,17 +68,19 @@ final class NativeLibrary {
     static native void rmsnorm(int isa, float[] out, float[] x, float[] weight, int dim, int batch, float eps);
 
     @CriticalRegion
-    static native void rope(int isa, float[] x, int batch, int heads, int startPos, int headDim, int rotaryDim,
-            @Cast("bool") boolean interleaved, float[] cos, float[] sin);
+    /** RoPE on the rows of {@code x} from element {@code offset} on. */
+    static native void rope(int isa, float[] x, int offset, int batch, int heads, int startPos, int headDim,
+            int rotaryDim, @Cast("bool") boolean interleaved, float[] cos, float[] sin);
 
+    /** Attention of the query rows from element {@code rowOffset} of q and out, over keys and values from {@code kvOffset}. */
     @CriticalRegion
-    static native void attention(long pool, int isa, float[] out, float[] q, float[] keys, float[] values, int batch,
-            int startPos, int heads, int kvHeads, int headDim, float scale);
+    static native void attention(long pool, int isa, float[] out, float[] q, int rowOffset, float[] keys,
+            float[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale);
 
     /** Attention over half-precision keys and values (bits in {@code short}s). */
     @CriticalRegion
-    static native void attentionHalf(long pool, int isa, float[] out, float[] q, short[] keys, short[] values,
-            int batch, int startPos, int heads, int kvHeads, int headDim, float scale);
+    static native void attentionHalf(long pool, int isa, float[] out, float[] q, int rowOffset, short[] keys,
+            short[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale);
 
     @CriticalRegion
     static native void siluMul(long pool, int isa, float[] gate, float[] up, int n);
@@ -104,19 +106,23 @@ final class NativeLibrary {
 
     static native void destroyFusedHead(long head);
 
-    /** The logits of the batch's last token. */
+    /** The logits of {@code count} chosen rows of x. */
     @CriticalRegion
-    static native void fusedHead(long pool, int isa, long head, float[] x, int batch, float[] work, float[] logits);
+    static native void fusedHead(long pool, int isa, long head, float[] x, int[] rows, int count, float[] work,
+            float[] logits);
 
-    /** One fused layer over a float cache. */
+    /**
+     * One fused layer over a float cache, on {@code segmentCount} segments of the batch: quadruples of first row,
+     * rows, first position and the cache offset of the segment's sequence.
+     */
     @CriticalRegion
     static native void fusedLayer(long pool, int isa, long layer, float[] x, float[] work, float[] keys,
-            float[] values, float[] cos, float[] sin, int batch, int startPos);
+            float[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount);
 
     /** One fused layer over a half-precision cache. */
     @CriticalRegion
     static native void fusedLayerHalf(long pool, int isa, long layer, float[] x, float[] work, short[] keys,
-            short[] values, float[] cos, float[] sin, int batch, int startPos);
+            short[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount);
 
     static native long streamRead(long pool, int isa, ByteBuffer data, long bytes);
 

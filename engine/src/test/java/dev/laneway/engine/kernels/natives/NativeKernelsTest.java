@@ -276,7 +276,7 @@ class NativeKernelsTest {
             float[] q = RandomMatrices.gaussian(batch * shape.qDim(), random);
             float[] expected = new float[batch * shape.qDim()];
             float[] actual = new float[batch * shape.qDim()];
-            HalfAttention.attend(expected, q, layer, batch, startPos, shape);
+            HalfAttention.attend(expected, q, 0, batch, layer, 0, startPos, shape);
             KERNELS.get(isa).attention(actual, q, layer, batch, startPos, shape);
             double largest = 0;
             for (float v : values) {

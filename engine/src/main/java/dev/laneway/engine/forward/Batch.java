@@ -1,0 +1,97 @@
+package dev.laneway.engine.forward;
+
+/**
+ * The rows of one forward call. Rows come in segments, each of consecutive positions of one sequence (a slot of the
+ * KV cache): a decoding sequence's next token is a segment of one row, a prompt's chunk a longer one. Matrix products
+ * run once over all rows; RoPE, the KV store and attention run per segment against its slot. A segment may ask for
+ * the logits of its last row; they come back in the order the segments were added. Made once per state and refilled
+ * for every call.
+ */
+public final class Batch {
+    final int[] tokens;
+    final int[] firstRow;
+    final int[] rows;
+    final int[] startPos;
+    final int[] slot;
+    /** Rows whose logits are wanted, ascending. */
+    final int[] logitRows;
+    /** Per segment: first row, rows, first position, cache offset of its slot (filled when the call runs). */
+    final int[] quads;
+    int segments;
+    int totalRows;
+    int logitCount;
+
+    Batch(int maxRows, int maxSegments) {
+        tokens = new int[maxRows];
+        firstRow = new int[maxSegments];
+        rows = new int[maxSegments];
+        startPos = new int[maxSegments];
+        slot = new int[maxSegments];
+        logitRows = new int[maxSegments];
+        quads = new int[4 * maxSegments];
+    }
+
+    /** Empties the batch. */
+    public Batch clear() {
+        segments = 0;
+        totalRows = 0;
+        logitCount = 0;
+        return this;
+    }
+
+    /**
+     * Adds {@code n} tokens {@code tokens[offset ..]} of the sequence in {@code slot} at positions {@code startPos ..}.
+     *
+     * @param wantsLogits whether the logits after the segment's last token are wanted
+     */
+    public Batch add(int slot, int startPos, int[] tokens, int offset, int n, boolean wantsLogits) {
+        if (segments == firstRow.length) {
+            throw new IllegalArgumentException("more than " + firstRow.length + " sequences in one batch");
+        }
+        if (n < 1 || totalRows + n > this.tokens.length) {
+            throw new IllegalArgumentException("batch of " + (totalRows + n) + " tokens, expected 1 to "
+                    + this.tokens.length);
+        }
+        System.arraycopy(tokens, offset, this.tokens, totalRows, n);
+        firstRow[segments] = totalRows;
+        rows[segments] = n;
+        this.startPos[segments] = startPos;
+        this.slot[segments] = slot;
+        if (wantsLogits) {
+            logitRows[logitCount++] = totalRows + n - 1;
+        }
+        segments++;
+        totalRows += n;
+        return this;
+    }
+
+    /** Rows in the batch. */
+    public int rows() {
+        return totalRows;
+    }
+
+    /** Segments in the batch. */
+    public int segments() {
+        return segments;
+    }
+
+    /** Rows whose logits the call returns. */
+    public int logitCount() {
+        return logitCount;
+    }
+
+    /** The first segment's first position, for diagnostics. */
+    public int firstPosition() {
+        return segments == 0 ? 0 : startPos[0];
+    }
+
+    /** The most rows a batch holds. */
+    public int maxRows() {
+        return tokens.length;
+    }
+
+    /** The most segments (sequences) a batch holds. */
+    public int maxSegments() {
+        return firstRow.length;
+    }
+}
