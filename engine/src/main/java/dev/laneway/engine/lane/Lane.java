@@ -3,9 +3,10 @@ package dev.laneway.engine.lane;
 import dev.laneway.engine.forward.ForwardState;
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.forward.StepInfo;
+import dev.laneway.engine.forward.Batch;
+import dev.laneway.engine.generate.BatchRunner;
 import dev.laneway.engine.generate.CachedTokens;
 import dev.laneway.engine.generate.Generator;
-import dev.laneway.engine.generate.TokenForward;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
@@ -48,7 +49,7 @@ public final class Lane {
     private final LaneForward forward;
     private final ForwardState state;
     private final Generator generator;
-    /** What the KV cache holds, for the next generation's prompt to reuse; read by the pool only while idle. */
+    /** What slot 0 of the KV cache holds, for the next generation's prompt to reuse; read by the pool while idle. */
     private final CachedTokens cached = new CachedTokens();
     private final FaultLog faults;
     private final LaneTimeouts timeouts;
@@ -101,12 +102,11 @@ public final class Lane {
      * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        return onFreshContext(forward -> generator.generate(forward, request, sink, cached));
+        return alone(runner -> generator.generate(runner, request, sink, 0, cached));
     }
 
-    /** How many leading tokens of {@code prompt} this lane's KV cache already holds (call only while it is idle). */
-    int reusableFor(int[] prompt) {
-        return cached.reusableFor(prompt);
+    Generator generator() {
+        return generator;
     }
 
     /**
@@ -116,11 +116,24 @@ public final class Lane {
      * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
      */
     public float[] nextTokenLogits(int[] prompt) {
-        return onFreshContext(forward -> generator.nextTokenLogits(forward, prompt, cached));
+        return alone(runner -> generator.nextTokenLogits(runner, prompt, 0, cached));
     }
 
-    /** Runs {@code work} on a fresh context: open and configure it, then drop it on every path. */
-    private <T> T onFreshContext(Function<TokenForward, T> work) {
+    /** Runs one sequence in slot 0 on a fresh context; a failure leaves slot 0's contents in doubt. */
+    private <T> T alone(Function<BatchRunner, T> work) {
+        try {
+            return onFreshContext(work);
+        } catch (RuntimeException e) {
+            cached.clear();
+            throw e;
+        }
+    }
+
+    /**
+     * Runs {@code work} on a fresh context: open and configure it, then drop it on every path. A device fault is
+     * recorded with its diagnostic and comes out as a {@link DeviceFaultException}; the context is gone by then.
+     */
+    <T> T onFreshContext(Function<BatchRunner, T> work) {
         gate.acquire(device, timeouts.open());
         Generation g = null;
         try {
@@ -129,16 +142,11 @@ public final class Lane {
             g = open();
             current = g;
             g.configure();
-            Generation current = g;
-            T result = work.apply((tokens, offset, n, pos) -> current.forward(tokens, offset, n, pos));
+            T result = work.apply(g);
             faults.succeeded();
             return result;
         } catch (DeviceFault fault) {
-            cached.clear();
             throw failed(g, fault);
-        } catch (RuntimeException e) {
-            cached.clear();
-            throw e;
         } finally {
             current = null;
             if (g != null) {
@@ -170,8 +178,8 @@ public final class Lane {
                 + fault.getMessage(), fault);
     }
 
-    /** One generation's use of a context. */
-    private final class Generation {
+    /** One busy period's use of a context: the batches it runs, each step with a deadline. */
+    private final class Generation implements BatchRunner {
         private volatile DeviceContext context;
         private final long opened = clock.nanoTime();
         private long lastRunEnd = opened;
@@ -191,10 +199,21 @@ public final class Lane {
             run(KernelRun.named(HEAD_KERNEL), timeouts.run(), null);
         }
 
-        float[] forward(int[] tokens, int offset, int n, int pos) {
-            return forward.forward(state, tokens, offset, n, pos, (info, step, st, batch, start) ->
+        @Override
+        public Batch batch() {
+            return state.batch();
+        }
+
+        @Override
+        public float[] run() {
+            return forward.forward(state, (info, step, st, batch, start) ->
                     run(new KernelRun(info.kernel(), info.layer(), start, List.of(), () -> step.run(st, batch, start)),
                             timeouts.run(), info));
+        }
+
+        @Override
+        public int logitsStride() {
+            return forward.logitsStride();
         }
 
         void run(KernelRun run, Duration deadline, StepInfo info) {

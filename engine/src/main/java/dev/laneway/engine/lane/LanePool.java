@@ -2,6 +2,7 @@ package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.generate.Generator;
+import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
@@ -11,40 +12,44 @@ import dev.laneway.spi.device.Device;
 import dev.laneway.spi.device.DeviceFault;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Function;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
- * The lanes of one model ({@code --streams N}): N lanes over one copy of the weights, each with its own activations
- * and KV cache. A generation takes the free lane whose KV cache holds the longest prefix of its prompt (the least
- * recently used one when none does, so other conversations stay cached) and gives it back when it ends.
+ * The streams of one model ({@code --streams N}): a lane over one copy of the weights whose KV cache has a slot per
+ * stream. With one stream, each generation runs on its caller's thread; with more, an engine loop ({@link BatchLoop})
+ * runs the running generations together, one forward per step for all of them. A generation takes the free slot whose
+ * cache holds the longest prefix of its prompt (the least recently used one when none does, so other conversations
+ * stay cached) and gives it back when it ends.
  */
 public final class LanePool implements AutoCloseable {
-    private final List<Lane> lanes;
-    /** Idle lanes, least recently used first. */
-    private final Deque<Lane> free;
-    private final ReentrantLock lock = new ReentrantLock(true);
-    private final Condition freed = lock.newCondition();
+    private final Lane lane;
+    private final BatchLoop loop;
+    private final BatchLoop.Slots slots;
+    private final Semaphore admission;
+    private final int streams;
     private final FaultLog faults;
     private final Device device;
-    private final Duration waitForLane;
+    private final Duration waitForStream;
     private Watchdog watchdog;
 
-    private LanePool(List<Lane> lanes, FaultLog faults, Device device, Duration waitForLane) {
-        this.lanes = List.copyOf(lanes);
-        this.free = new ArrayDeque<>(lanes);
+    private LanePool(Lane lane, int streams, FaultLog faults, Device device, Duration waitForStream) {
+        this.lane = lane;
+        this.streams = streams;
+        this.slots = streams > 1 ? new BatchLoop.Slots(streams) : null;
+        this.loop = streams > 1 ? new BatchLoop(lane, slots, device.name()) : null;
+        this.admission = new Semaphore(streams, true);
         this.faults = faults;
         this.device = device;
-        this.waitForLane = waitForLane;
+        this.waitForStream = waitForStream;
     }
 
     /**
-     * Builds {@code streams} lanes of a compiled model on a device.
+     * Builds {@code streams} streams of a compiled model on a device.
      *
      * @param maxBatch the most prompt tokens per forward call
      */
@@ -62,84 +67,88 @@ public final class LanePool implements AutoCloseable {
                 kv, heap.maxMemory() - (heap.totalMemory() - heap.freeMemory()));
         FaultLog faults = new FaultLog(32);
         Generator generator = new Generator(forward.dims(), maxBatch, endOfText);
-        List<Lane> lanes = new ArrayList<>();
-        for (int i = 0; i < streams; i++) {
-            lanes.add(new Lane(device, gate, forward, forward.newState(maxBatch, kv), generator, faults, timeouts, clock));
-        }
-        return new LanePool(lanes, faults, device, timeouts.open());
+        Lane lane = new Lane(device, gate, forward, forward.newState(Math.max(maxBatch, streams), streams, kv),
+                generator, faults, timeouts, clock);
+        return new LanePool(lane, streams, faults, device, timeouts.open());
     }
 
     /**
-     * Runs a generation on a free lane.
+     * Runs a generation.
      *
-     * @throws DeviceFaultException when the device fails it, or no lane frees up in time
+     * @throws DeviceFaultException when the device fails it, or no stream frees up in time
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        int[] prompt = request.prompt();
-        return onFreeLane(prompt, lane -> lane.generate(request, sink));
+        if (loop == null) {
+            return alone(() -> lane.generate(request, sink));
+        }
+        return batched(request.prompt(), slot -> Sequence.generating(request, sink, slot, slots.of(slot),
+                lane.generator().dims(), lane.generator().endOfText())).result();
     }
 
     /**
-     * The logits after a prompt's last token, computed on a free lane (see {@link Lane#nextTokenLogits}).
+     * The logits after a prompt's last token, the model's next-token distribution before sampling.
      *
-     * @throws DeviceFaultException when the device fails it, or no lane frees up in time
+     * @throws DeviceFaultException when the device fails it, or no stream frees up in time
      */
     public float[] nextTokenLogits(int[] prompt) {
-        return onFreeLane(prompt, lane -> lane.nextTokenLogits(prompt));
+        if (loop == null) {
+            return alone(() -> lane.nextTokenLogits(prompt));
+        }
+        return batched(prompt, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), lane.generator().dims()))
+                .logits();
     }
 
-    private <T> T onFreeLane(int[] prompt, Function<Lane, T> work) {
-        Lane lane = take(prompt);
+    private <T> T alone(Supplier<T> work) {
+        admit();
         try {
-            return work.apply(lane);
+            return work.get();
         } finally {
-            lock.lock();
-            try {
-                free.addLast(lane);
-                freed.signal();
-            } finally {
-                lock.unlock();
-            }
+            admission.release();
         }
     }
 
-    /** Waits, bounded, for a free lane and takes the one that best serves {@code prompt}. */
-    private Lane take(int[] prompt) {
-        long left = waitForLane.toNanos();
-        lock.lock();
+    /** Runs a sequence made for a free slot through the engine loop, and waits for its end. */
+    private Sequence batched(int[] prompt, java.util.function.IntFunction<Sequence> sequenceIn) {
+        admit();
+        int slot = slots.take(prompt);
         try {
-            while (free.isEmpty()) {
-                if (left <= 0) {
-                    throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "no stream became free within "
-                            + waitForLane.toMillis() + " ms");
+            CompletableFuture<Sequence> done = loop.submit(sequenceIn.apply(slot));
+            try {
+                return done.get();
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof RuntimeException r) {
+                    throw r;
                 }
-                left = freed.awaitNanos(left);
+                throw new IllegalStateException(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
             }
-            Lane best = free.peekFirst();
-            int longest = 0;
-            for (Lane l : free) {
-                int n = l.reusableFor(prompt);
-                if (n > longest) {
-                    longest = n;
-                    best = l;
-                }
+        } finally {
+            slots.give(slot);
+            admission.release();
+        }
+    }
+
+    /** Waits, bounded, for a free stream. */
+    private void admit() {
+        try {
+            if (!admission.tryAcquire(waitForStream.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "no stream became free within "
+                        + waitForStream.toMillis() + " ms");
             }
-            free.remove(best);
-            return best;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
-        } finally {
-            lock.unlock();
         }
     }
 
     /**
-     * A watchdog over these lanes that fails generations without progress for {@code limit}; started on a timer
-     * when {@code start} is set, else driven by calls to {@link Watchdog#check()}.
+     * A watchdog over the lane that fails a step without progress for {@code limit}; started on a timer when
+     * {@code start} is set, else driven by calls to {@link Watchdog#check()}.
      */
     public Watchdog watch(Duration limit, Clock clock, boolean start) {
-        watchdog = new Watchdog(lanes, limit, clock);
+        watchdog = new Watchdog(List.of(lane), limit, clock);
         return start ? watchdog.start() : watchdog;
     }
 
@@ -147,6 +156,9 @@ public final class LanePool implements AutoCloseable {
     public void close() {
         if (watchdog != null) {
             watchdog.close();
+        }
+        if (loop != null) {
+            loop.close();
         }
     }
 
@@ -159,16 +171,11 @@ public final class LanePool implements AutoCloseable {
     }
 
     public int streams() {
-        return lanes.size();
+        return streams;
     }
 
-    /** Lanes that are generating right now. */
+    /** Generations that are running now. */
     public int busy() {
-        lock.lock();
-        try {
-            return lanes.size() - free.size();
-        } finally {
-            lock.unlock();
-        }
+        return streams - admission.availablePermits();
     }
 }

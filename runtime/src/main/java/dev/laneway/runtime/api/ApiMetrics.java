@@ -26,24 +26,42 @@ public class ApiMetrics {
     GenerationScheduler scheduler;
 
     private Counter promptTokens;
+    private Counter cachedTokens;
     private Counter generatedTokens;
+    private Timer firstToken;
+    private Timer interToken;
 
     @PostConstruct
     void register() {
         promptTokens = Counter.builder("laneway.prompt.tokens").description("Prompt tokens processed")
                 .register(registry);
+        cachedTokens = Counter.builder("laneway.prompt.cached.tokens")
+                .description("Prompt tokens served from a stream's KV cache (prompt cache hits)").register(registry);
         generatedTokens = Counter.builder("laneway.generated.tokens").description("Tokens generated")
                 .register(registry);
+        firstToken = Timer.builder("laneway.time.to.first.token")
+                .description("Time from a generation's start on its stream to its first token (the prompt's work)")
+                .publishPercentileHistogram().register(registry);
+        interToken = Timer.builder("laneway.inter.token.latency")
+                .description("Mean time between a generation's tokens after the first")
+                .publishPercentileHistogram().register(registry);
         Gauge.builder("laneway.queue.depth", scheduler::queued)
                 .description("Requests waiting for a free stream").register(registry);
         Gauge.builder("laneway.streams.busy", scheduler::running)
                 .description("Generations running now").register(registry);
     }
 
-    /** Counts one finished generation: its tokens, and its latency by how it ended. */
+    /** Counts one finished generation: its tokens, its latencies, and its whole time by how it ended. */
     void generation(GenerationResult result) {
         promptTokens.increment(result.promptTokens());
+        cachedTokens.increment(result.cachedTokens());
         generatedTokens.increment(result.generatedTokens());
+        if (result.generatedTokens() > 0) {
+            firstToken.record(Duration.ofNanos(result.promptNanos()));
+        }
+        if (result.generatedTokens() > 1) {
+            interToken.record(Duration.ofNanos(result.generationNanos() / (result.generatedTokens() - 1)));
+        }
         Timer.builder("laneway.generation").description("Time per generation, prompt included")
                 .tag("finish", result.finish().name().toLowerCase(Locale.ROOT))
                 .register(registry)

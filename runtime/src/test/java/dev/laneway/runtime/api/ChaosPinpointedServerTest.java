@@ -19,8 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A device timeout in the middle of a generation: that request gets a clean device error with the diagnostic, the
- * diagnostic is at {@code /v1/diagnostics} and in the readiness data, and the next request is exact again.
+ * Device timeouts in the middle of a generation. One fault in a step: the step runs again on a fresh context and the
+ * answer is exact. Two in the same step: that request gets a clean device error with the diagnostic, the diagnostic is
+ * at {@code /v1/diagnostics} and in the readiness data, and the next request is exact again.
  */
 @QuarkusTest
 @TestProfile(ChaosProfiles.Pinpointed.class)
@@ -35,20 +36,22 @@ class ChaosPinpointedServerTest {
 
     @Test
     @Order(1)
-    void aTimeoutAtLayerThreeOfPositionTenIsACleanDeviceErrorAndTheNextRequestIsExact() throws Exception {
+    void aStepFaultedTwiceIsACleanDeviceErrorAndTheNextRequestIsExact() throws Exception {
         StoriesProfile.awaitReady();
+        // fail_at=5:2 faults once: retried; 10:3 then 10:4 fault the same step twice: the request fails.
         complete(16, false).then().statusCode(503)
                 .body("error.type", equalTo("device_error"))
-                .body("error.message", containsString("position 10, layer 3"));
+                .body("error.message", containsString("position 10, layer 4"));
 
         Map<String, Object> diagnostics = given().get("/v1/diagnostics").then().statusCode(200).extract().jsonPath()
                 .getMap("");
         assertEquals(false, diagnostics.get("healthy"));
         List<Map<String, Object>> faults = given().get("/v1/diagnostics").jsonPath().getList("faults");
         Map<String, Object> fault = faults.get(faults.size() - 1);
-        assertEquals(3, fault.get("layer"));
+        assertEquals(4, fault.get("layer"));
         assertEquals(10, fault.get("position"));
-        assertEquals("chaos:cpu?fail_at=10:3,40:1", fault.get("device"));
+        assertEquals(3, faults.size(), "the retried fault and both faults of the failed step are on record");
+        assertEquals("chaos:cpu?fail_at=5:2,10:3,10:4,40:1,40:2", fault.get("device"));
         assertFalse(((List<?>) fault.get("args")).isEmpty(), "argument digests are recorded");
         given().get("/q/health/ready").then().statusCode(503)
                 .body("checks[0].data.reason", containsString("recovering"))
@@ -67,7 +70,7 @@ class ChaosPinpointedServerTest {
         String[] events = body.split("\n\n");
         String last = events[events.length - 1];
         assertTrue(last.startsWith("data: {\"error\":"), last);
-        assertTrue(last.contains("device_error") && last.contains("position 40, layer 1"), last);
+        assertTrue(last.contains("device_error") && last.contains("position 40, layer 2"), last);
         assertFalse(body.contains("[DONE]"), body);
         assertTrue(events.length > 10, "tokens were streamed before the fault");
         complete(16, false).then().statusCode(200);

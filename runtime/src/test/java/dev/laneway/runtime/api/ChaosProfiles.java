@@ -19,7 +19,7 @@ final class ChaosProfiles {
     public static class Pinpointed extends StoriesProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return on("chaos:cpu?fail_at=10:3,40:1");
+            return on("chaos:cpu?fail_at=5:2,10:3,10:4,40:1,40:2");
         }
     }
 
@@ -27,7 +27,7 @@ final class ChaosProfiles {
     public static class Random extends StoriesProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return on("chaos:cpu?p=0.00005&seed=1");
+            return on("chaos:cpu?p=0.001&seed=1");
         }
     }
 }

@@ -19,9 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * 1,000 generations from four concurrent clients on two streams while the device times out at random: no crash,
- * every faulted request answered with a device error, every other one token-identical to the fault-free output, and
- * no context or thread left behind.
+ * 1,000 generations from four concurrent clients on two streams while the device times out at random (0.1% of kernel
+ * runs): no crash; a faulted step runs again on a fresh context, so most requests come out token-identical to the
+ * fault-free output despite their faults; a step that faults twice answers its requests with a device error; and no
+ * context or thread is left behind.
  */
 @QuarkusTest
 @TestProfile(ChaosProfiles.Random.class)
@@ -52,13 +53,15 @@ class ChaosRandomServerTest {
         clients.shutdown();
         int threadsAfter = Thread.getAllStackTraces().size();
         assertEquals(GENERATIONS, ok.get() + faulted.get());
-        assertTrue(faulted.get() > 10 && faulted.get() < 200, "about 5% faulted: " + faulted.get());
+        assertTrue(faulted.get() > 5 && faulted.get() < 300, "a few percent failed: " + faulted.get());
         long recorded = Long.parseLong(given().get("/v1/diagnostics").jsonPath().getString("state.faults"));
-        assertEquals(faulted.get(), recorded, "every fault was recorded");
+        assertTrue(recorded > 2 * faulted.get(), "every fault was recorded, most were retried away: " + recorded
+                + " faults, " + faulted.get() + " failed requests");
         assertEquals("0", given().get("/v1/diagnostics").jsonPath().getString("state.contexts"), "no context leaks");
         assertTrue(threadsAfter <= threadsWarm, "no thread leak: " + threadsWarm + " -> " + threadsAfter);
         given().get("/health").then().statusCode(200);
-        System.out.printf("chaos: %d generations, %d faulted, %d exact%n", GENERATIONS, faulted.get(), ok.get());
+        System.out.printf("chaos: %d generations, %d faults, %d failed, %d exact%n", GENERATIONS, recorded,
+                faulted.get(), ok.get());
     }
 
     /** Four clients take request numbers from {@code next} until {@code until}. */

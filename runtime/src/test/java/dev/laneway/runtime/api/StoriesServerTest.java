@@ -101,6 +101,9 @@ class StoriesServerTest {
         String expected = post("/detokenize", "{\"tokens\":" + Arrays.toString(rest) + "}").then().statusCode(200)
                 .extract().path("content");
         assertEquals(expected, again.getString("choices[0].text"));
+        assertTrue(metric("laneway_prompt_cached_tokens_total") >= longer.length - 1, "cache hits are counted");
+        assertTrue(metric("laneway_time_to_first_token_seconds_count") >= 2, "first tokens are timed");
+        assertTrue(metric("laneway_inter_token_latency_seconds_count") >= 2, "token gaps are timed");
     }
 
     @Test

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Laneway against llama-server under load: the same streamed requests from C concurrent clients.
+
+Both servers serve the same GGUF file with the same number of slots (Laneway --streams S, llama-server -np S, with
+-c S x CTX so that each slot holds CTX positions), on the same threads. Scenarios, each run against one server, then
+the other, ROUNDS times (the order alternates each round); figures are medians over rounds.
+
+  clients C:  C clients, each sending REQUESTS streamed /v1/completions requests one after another: a prompt of
+              about 80 tokens (different for every request) and 64 generated tokens (ignore_eos).
+  multi-turn: one client, an 8-turn conversation: each turn's prompt is the previous turn's prompt, its answer
+              (16 tokens) and about 100 new tokens; TTFT of every turn.
+  shared:     4 clients at once whose prompts share a 400-token prefix and differ in the last 40 tokens.
+
+Prompts are random lowercase text; the random models' vocabulary (bench/random-model) has no piece for it, so
+every character is one byte token and a prompt of N characters is about N tokens. Generated text comes back the
+same way: an answer of 16 tokens adds about 90 tokens to the next turn's prompt.
+
+Reported: aggregate generated tok/s (all tokens over the wall time from the first request to the last answer),
+time to first token p50/p99, inter-token latency p50 (gaps between streamed tokens), and the ratio Laneway /
+llama-server (for latencies, lower is better: the ratio is still Laneway / llama-server).
+
+usage: bench/load.py [--clients 1,4,8] [--slots 4] [--rounds 3] [--requests 2] [--ctx 4096] [--threads 2]
+                     [--scenarios clients,multi-turn,shared] [--laneway-opt K=V]... MODEL.gguf
+llama-server comes from $LLAMA_CPP_BIN, else the peer build script beside the checkout.
+Output format (stable, one row per scenario and measure):
+  | scenario | measure | laneway | llama-server | ratio |
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GENERATED = 64
+
+
+def llama_bin():
+    if os.environ.get("LLAMA_CPP_BIN"):
+        return os.environ["LLAMA_CPP_BIN"]
+    script = os.path.join(os.path.dirname(HOME), "shared", "peer", "build-native.sh")
+    return subprocess.check_output([script], text=True).strip().splitlines()[-1]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A server process on a port of the loopback address, started and stopped by the benchmark."""
+
+    def __init__(self, name, cmd, port, log):
+        self.name, self.cmd, self.port, self.log = name, cmd, port, log
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                sys.exit("%s exited at start: %s" % (self.name, " ".join(self.cmd)))
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                c.request("GET", "/health")
+                if c.getresponse().status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.25)
+        sys.exit("%s did not become ready" % self.name)
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def complete(self, prompt, max_tokens=GENERATED):
+        """One streamed completion; returns (send time, token arrival times, generated text)."""
+        body = json.dumps({"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True,
+                           "ignore_eos": True}).encode()
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        sent = time.time()
+        c.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+        r = c.getresponse()
+        if r.status != 200:
+            raise RuntimeError("%s answered %d: %s" % (self.name, r.status, r.read()[:300]))
+        arrivals, text = [], []
+        for raw in r:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            event = json.loads(line[6:])
+            if "error" in event:
+                raise RuntimeError("%s: %s" % (self.name, event["error"]))
+            choices = event.get("choices") or []
+            if choices and choices[0].get("text"):
+                arrivals.append(time.time())
+                text.append(choices[0]["text"])
+        c.close()
+        return sent, arrivals, "".join(text)
+
+
+def words(rng, n):
+    """About n tokens of random text for the random models: n characters, a space every few."""
+    return "".join(" " if rng.random() < 0.2 else chr(rng.randrange(97, 123)) for _ in range(n))
+
+
+def percentile(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))] if v else float("nan")
+
+
+def run_clients(server, clients, requests, rng_seed, shared_prefix=None):
+    """C clients at once; returns aggregate tok/s, TTFT p50, p99 and inter-token p50."""
+    results, errors = [], []
+    prompts = []
+    rng = random.Random(rng_seed)
+    for c in range(clients):
+        prompts.append([(shared_prefix + " " + words(rng, 40)) if shared_prefix else words(rng, 80)
+                        for _ in range(requests)])
+
+    def client(i):
+        try:
+            for p in prompts[i]:
+                results.append(server.complete(p))
+        except Exception as e:  # reported below; the other clients go on
+            errors.append(str(e))
+
+    start = time.time()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.time() - start
+    if errors:
+        sys.exit("%s: %d requests failed, first: %s" % (server.name, len(errors), errors[0]))
+    tokens = sum(len(a) for _, a, _ in results)
+    ttft = [a[0] - s for s, a, _ in results if a]
+    gaps = [b - a for _, arr, _ in results for a, b in zip(arr, arr[1:])]
+    return {"gen tok/s": tokens / wall, "TTFT p50 s": percentile(ttft, 50), "TTFT p99 s": percentile(ttft, 99),
+            "ITL p50 ms": 1000 * percentile(gaps, 50)}
+
+
+def run_multi_turn(server, turns, rng_seed):
+    rng = random.Random(rng_seed)
+    prompt = words(rng, 140)
+    ttfts = []
+    for _ in range(turns):
+        sent, arrivals, text = server.complete(prompt, 16)
+        ttfts.append(arrivals[0] - sent)
+        prompt = prompt + text + words(rng, 100)
+    return {"TTFT turn %d s" % (i + 1): t for i, t in enumerate(ttfts)} | {
+        "turn 8 / turn 1": ttfts[-1] / ttfts[0]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("--clients", default="1,4,8")
+    ap.add_argument("--slots", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--requests", type=int, default=2, help="requests per client in the clients scenarios")
+    ap.add_argument("--ctx", type=int, default=4096, help="positions per slot")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--turns", type=int, default=8)
+    ap.add_argument("--scenarios", default="clients,multi-turn,shared")
+    ap.add_argument("--laneway-opt", action="append", default=[])
+    args = ap.parse_args()
+    scenarios = args.scenarios.split(",")
+    clients = [int(c) for c in args.clients.split(",")]
+
+    log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "laneway-load.log"), "ab")
+    lw_port, ls_port = free_port(), free_port()
+    lw_cmd = [os.path.join(HOME, "laneway"), "serve", "-m", args.model, "--streams", str(args.slots),
+              "--host", "127.0.0.1", "--port", str(lw_port), "--opt", "threads=%d" % args.threads,
+              "--opt", "ctx=%d" % args.ctx]
+    for o in args.laneway_opt:
+        lw_cmd += ["--opt", o]
+    ls_cmd = [os.path.join(llama_bin(), "llama-server"), "-m", args.model, "-t", str(args.threads),
+              "-np", str(args.slots), "-c", str(args.slots * args.ctx), "--host", "127.0.0.1", "--port",
+              str(ls_port)]
+    servers = [Server("laneway", lw_cmd, lw_port, log), Server("llama-server", ls_cmd, ls_port, log)]
+
+    # rows[(scenario, measure)][server] = [value per round]
+    rows = {}
+
+    def record(scenario, measures, server):
+        for k, v in measures.items():
+            rows.setdefault((scenario, k), {}).setdefault(server.name, []).append(v)
+
+    for rnd in range(args.rounds):
+        order = servers if rnd % 2 == 0 else servers[::-1]
+        for server in order:
+            server.start()
+            try:
+                server.complete(words(random.Random(99), 8), 4)  # warm-up, not timed
+                seed = 1000 * rnd
+                if "clients" in scenarios:
+                    for c in clients:
+                        record("clients %d" % c, run_clients(server, c, args.requests, seed + c), server)
+                if "multi-turn" in scenarios:
+                    record("multi-turn", run_multi_turn(server, args.turns, seed + 500), server)
+                if "shared" in scenarios:
+                    prefix = words(random.Random(seed + 700), 400)
+                    record("shared 400 x4", run_clients(server, 4, 1, seed + 701, prefix), server)
+            finally:
+                server.stop()
+        print("round %d of %d done" % (rnd + 1, args.rounds), file=sys.stderr)
+
+    print("| scenario | measure | laneway | llama-server | ratio |")
+    print("|---|---|---|---|---|")
+    for (scenario, measure), by in rows.items():
+        a = statistics.median(by["laneway"])
+        b = statistics.median(by["llama-server"])
+        print("| %s | %s | %.3f | %.3f | %.2f |" % (scenario, measure, a, b, a / b if b else float("nan")))
+
+
+if __name__ == "__main__":
+    main()

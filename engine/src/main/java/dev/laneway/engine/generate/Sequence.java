@@ -1,0 +1,219 @@
+package dev.laneway.engine.generate;
+
+import dev.laneway.engine.forward.Batch;
+import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.sample.Logprobs;
+import dev.laneway.engine.sample.Sampler;
+import dev.laneway.spi.FinishReason;
+import dev.laneway.spi.GeneratedToken;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.TokenSink;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One generation as a forward loop sees it: the prompt fed in chunks from the first position its KV cache slot does
+ * not already hold, then one token at a time, each sampled with the generation's own sampler and handed to its sink
+ * until the model ends the text, the budget or the context runs out, or the sink says stop. Whoever drives it puts
+ * {@link #feed} into a batch, runs the forward, and hands the logits back with {@link #fed}. A sequence made for
+ * {@linkplain #logitsOnly logits only} stops after the prompt and keeps the logits after its last token.
+ */
+public final class Sequence {
+    private final GenerationRequest request;
+    private final TokenSink sink;
+    private final int[] prompt;
+    private final int slot;
+    private final CachedTokens cached;
+    private final int vocab;
+    private final int[] endOfText;
+    private final boolean logitsOnly;
+    private final Sampler sampler;
+    private final Logprobs logprobs;
+    private final float[] row;
+    private final float[] raw;
+    private final int reused;
+    private final int budget;
+    private final int[] next = new int[1];
+    private int fedPrompt;
+    private int pos;
+    private int generated;
+    private FinishReason finish;
+    private final long start = System.nanoTime();
+    private long promptDone;
+    private long end;
+
+    private Sequence(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached, Dims dims,
+                     int[] endOfText, boolean logitsOnly) {
+        this.prompt = request.prompt();
+        check(prompt, dims.vocab(), dims.contextLength());
+        this.request = request;
+        this.sink = sink;
+        this.slot = slot;
+        this.cached = cached;
+        this.vocab = dims.vocab();
+        this.endOfText = endOfText;
+        this.logitsOnly = logitsOnly;
+        this.sampler = new Sampler(request.sampling(), vocab);
+        for (int t : prompt) {
+            sampler.seen(t);
+        }
+        this.logprobs = request.wantsLogprobs() ? new Logprobs(vocab) : null;
+        this.row = new float[vocab];
+        this.raw = request.wantsLogprobs() ? new float[vocab] : null;
+        this.budget = Math.min(request.maxTokens(), dims.contextLength() - prompt.length);
+        this.reused = cached.reusableFor(prompt);
+        cached.truncate(reused);
+        this.fedPrompt = reused;
+        this.pos = reused;
+    }
+
+    /**
+     * A generation in KV cache slot {@code slot}, whose contents {@code cached} records.
+     *
+     * @throws InvalidRequestException when the prompt does not fit the context or holds a token outside the vocabulary
+     */
+    public static Sequence generating(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached,
+                                      Dims dims, int[] endOfText) {
+        return new Sequence(request, sink, slot, cached, dims, endOfText, false);
+    }
+
+    /** A prompt run for the logits after its last token (see {@link #logits()}). */
+    public static Sequence logitsOnly(int[] prompt, int slot, CachedTokens cached, Dims dims) {
+        return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), t -> false, slot, cached,
+                dims, new int[0], true);
+    }
+
+    /** Whether the sequence has ended. */
+    public boolean finished() {
+        return finish != null;
+    }
+
+    /** Whether prompt tokens remain to be fed. */
+    public boolean prefilling() {
+        return fedPrompt < prompt.length;
+    }
+
+    /** Prompt tokens still to be fed. */
+    public int promptLeft() {
+        return prompt.length - fedPrompt;
+    }
+
+    public int slot() {
+        return slot;
+    }
+
+    /**
+     * Adds this sequence's next rows to {@code batch}: up to {@code maxRows} prompt tokens while prefilling (the
+     * logits are asked for with the prompt's last one), else the last sampled token.
+     *
+     * @return the rows added
+     */
+    public int feed(Batch batch, int maxRows) {
+        if (prefilling()) {
+            int n = Math.min(maxRows, promptLeft());
+            batch.add(slot, fedPrompt, prompt, fedPrompt, n, fedPrompt + n == prompt.length);
+            return n;
+        }
+        batch.add(slot, pos, next, 0, 1, true);
+        return 1;
+    }
+
+    /**
+     * Takes the result of the rows {@link #feed} added: they are in the KV cache now; when they asked for logits,
+     * {@code logits[offset ..]} holds them and the next token is sampled and handed to the sink.
+     *
+     * @return whether the sequence has ended
+     */
+    public boolean fed(int rows, float[] logits, int offset) {
+        if (prefilling()) {
+            cached.append(prompt, fedPrompt, rows);
+            fedPrompt += rows;
+            pos += rows;
+            if (prefilling()) {
+                return false;
+            }
+            promptDone = System.nanoTime();
+        } else {
+            cached.append(next, 0, 1);
+            pos++;
+        }
+        System.arraycopy(logits, offset, row, 0, vocab);
+        if (logitsOnly || generated == budget) {
+            return end(FinishReason.LENGTH);
+        }
+        return sample();
+    }
+
+    private boolean sample() {
+        double lse = 0;
+        List<GeneratedToken.TokenLogprob> top = List.of();
+        if (logprobs != null) {
+            // The sampler may change the logits (repetition penalty); log-probabilities are of the raw ones.
+            System.arraycopy(row, 0, raw, 0, vocab);
+            lse = Logprobs.logSumExp(raw, vocab);
+            top = request.topLogprobs() > 0 ? logprobs.top(raw, vocab, request.topLogprobs(), lse) : List.of();
+        }
+        int token = sampler.sample(row, vocab);
+        float logprob = logprobs != null ? (float) (raw[token] - lse) : Float.NaN;
+        if (!request.ignoreEos() && isEndOfText(token)) {
+            return end(FinishReason.END_OF_TEXT);
+        }
+        sampler.seen(token);
+        generated++;
+        if (!sink.accept(new GeneratedToken(token, logprob, top))) {
+            return end(FinishReason.STOPPED);
+        }
+        if (generated == budget) {
+            return end(FinishReason.LENGTH);
+        }
+        next[0] = token;
+        return false;
+    }
+
+    private boolean end(FinishReason reason) {
+        finish = reason;
+        end = System.nanoTime();
+        if (promptDone == 0) {
+            promptDone = end;
+        }
+        return true;
+    }
+
+    /** How the generation went; call once it has finished. */
+    public GenerationResult result() {
+        if (finish == null) {
+            throw new IllegalStateException("the sequence has not finished");
+        }
+        return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone, reused);
+    }
+
+    /** The logits after the prompt's last token, for a sequence made {@link #logitsOnly}. */
+    public float[] logits() {
+        return Arrays.copyOf(row, vocab);
+    }
+
+    private boolean isEndOfText(int token) {
+        for (int e : endOfText) {
+            if (e == token) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void check(int[] prompt, int vocab, int context) {
+        if (prompt.length >= context) {
+            throw new InvalidRequestException("prompt", "the prompt has " + prompt.length
+                    + " tokens; the context holds " + context + ", with room for at least one generated token");
+        }
+        for (int t : prompt) {
+            if (t < 0 || t >= vocab) {
+                throw new InvalidRequestException("prompt", "token id " + t + " is outside the vocabulary of "
+                        + vocab + " tokens");
+            }
+        }
+    }
+}

@@ -1,0 +1,237 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.engine.forward.Batch;
+import dev.laneway.engine.generate.BatchRunner;
+import dev.laneway.engine.generate.CachedTokens;
+import dev.laneway.engine.generate.Generator;
+import dev.laneway.engine.generate.Sequence;
+import dev.laneway.spi.DeviceFaultException;
+import dev.laneway.spi.device.DeviceFault;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One engine loop over a lane whose KV cache has a slot per stream: every step gathers the next token of each running
+ * sequence and chunks of the prompts being admitted ({@link StepPlan}), runs one forward over that batch (the weights
+ * read once for all of them), and hands each sequence its row of logits to sample. Sequences join between steps and
+ * leave when they finish or their sink says stop.
+ *
+ * <p>A device context lives for a busy period: opened when a sequence arrives at an idle loop, dropped when the last
+ * one leaves. A fault during a step drops the context; the step runs again once on a fresh one (it rewrites the same
+ * positions), and if that faults too, the sequences of the step fail with the device error while the loop goes on with
+ * any others.
+ */
+final class BatchLoop implements AutoCloseable {
+    private final Lane lane;
+    private final Generator generator;
+    private final Slots slots;
+    private final LinkedBlockingQueue<Running> arrivals = new LinkedBlockingQueue<>();
+    private final List<Running> running = new ArrayList<>();
+    private final Thread thread;
+    private volatile boolean closed;
+    /** Whether the last busy period ended in a fault, so that the step it was running runs once more. */
+    private boolean retrying;
+    /** The sequences of the step being planned or run, and the rows each feeds; kept when its forward faults. */
+    private final List<Running> step = new ArrayList<>();
+    private final List<Integer> stepRows = new ArrayList<>();
+    /** Sequences that ended in the last step, told once the context is dropped when none is left running. */
+    private final List<Running> ended = new ArrayList<>();
+
+    /** A sequence in the loop, and how its caller learns the outcome. */
+    record Running(Sequence sequence, CompletableFuture<Sequence> done) {
+    }
+
+    BatchLoop(Lane lane, Slots slots, String name) {
+        this.lane = lane;
+        this.generator = lane.generator();
+        this.slots = slots;
+        this.thread = new Thread(this::loop, "laneway-batch-" + name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Hands a sequence to the loop; the future completes when it ends, or exceptionally with its device fault. */
+    CompletableFuture<Sequence> submit(Sequence sequence) {
+        CompletableFuture<Sequence> done = new CompletableFuture<>();
+        if (closed) {
+            done.completeExceptionally(new IllegalStateException("the model is closed"));
+            return done;
+        }
+        arrivals.add(new Running(sequence, done));
+        return done;
+    }
+
+    private void loop() {
+        while (!closed) {
+            try {
+                if (running.isEmpty()) {
+                    Running first = arrivals.poll(200, TimeUnit.MILLISECONDS);
+                    if (first == null) {
+                        continue;
+                    }
+                    running.add(first);
+                }
+                busyPeriod();
+            } catch (InterruptedException e) {
+                break;
+            } catch (RuntimeException e) {
+                // Not a device fault (those are handled per step): fail what runs, keep the loop.
+                failAll(running, e);
+            }
+        }
+        failAll(running, new IllegalStateException("the model is closed"));
+        List<Running> left = new ArrayList<>();
+        arrivals.drainTo(left);
+        failAll(left, new IllegalStateException("the model is closed"));
+    }
+
+    /** One context's life: steps until no sequence is left, or a fault ends the context. */
+    private void busyPeriod() {
+        try {
+            lane.onFreshContext(runner -> {
+                while (!closed) {
+                    arrivals.drainTo(running);
+                    if (running.isEmpty()) {
+                        return null;
+                    }
+                    step(runner);
+                    if (running.isEmpty() && arrivals.isEmpty()) {
+                        return null;
+                    }
+                    tellEnded();
+                }
+                return null;
+            });
+            tellEnded();
+        } catch (DeviceFaultException fault) {
+            tellEnded();
+            if (!retrying) {
+                // A fault in a step, or while the context opened: that step (or the next one) runs once more.
+                retrying = true;
+                return;
+            }
+            retrying = false;
+            List<Running> failed = new ArrayList<>(step.isEmpty() ? running : step);
+            step.clear();
+            running.removeAll(failed);
+            failed.forEach(r -> slots.of(r.sequence().slot()).clear());
+            failAll(failed, fault);
+        }
+    }
+
+    /** Plans a step (unless one is being retried), runs it, and gives each sequence its logits. */
+    private void step(BatchRunner runner) {
+        Batch batch = runner.batch();
+        if (step.isEmpty()) {
+            batch.clear();
+            stepRows.clear();
+            for (StepPlan.Entry e : StepPlan.plan(sequencesOf(running), generator.maxBatch(),
+                    batch.maxSegments())) {
+                Running r = running.get(e.index());
+                stepRows.add(r.sequence().feed(batch, e.rows()));
+                step.add(r);
+            }
+        }
+        float[] logits = runner.run();
+        retrying = false;
+        int stride = runner.logitsStride();
+        int logitRow = 0;
+        for (int i = 0; i < step.size(); i++) {
+            Running r = step.get(i);
+            Sequence s = r.sequence();
+            boolean hadLogits = !s.prefilling() || s.promptLeft() == stepRows.get(i);
+            try {
+                if (s.fed(stepRows.get(i), logits, logitRow * stride)) {
+                    running.remove(r);
+                    ended.add(r);
+                }
+            } catch (RuntimeException e) {
+                // Its sink failed: that sequence ends with the error, the others go on.
+                running.remove(r);
+                r.done().completeExceptionally(e);
+            }
+            if (hadLogits) {
+                logitRow++;
+            }
+        }
+        step.clear();
+    }
+
+    /**
+     * Tells the callers of the sequences that ended; done after the context is dropped when no sequence is left, so
+     * that an idle model holds no context.
+     */
+    private void tellEnded() {
+        for (Running r : ended) {
+            r.done().complete(r.sequence());
+        }
+        ended.clear();
+    }
+
+    private static List<Sequence> sequencesOf(List<Running> running) {
+        List<Sequence> s = new ArrayList<>(running.size());
+        for (Running r : running) {
+            s.add(r.sequence());
+        }
+        return s;
+    }
+
+    private static void failAll(List<Running> list, RuntimeException cause) {
+        for (Running r : list) {
+            r.done().completeExceptionally(cause);
+        }
+        list.clear();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+    }
+
+    /** Slots, least recently used first, handed out by the longest cached prefix. */
+    static final class Slots {
+        private final CachedTokens[] cached;
+        private final Deque<Integer> free = new ArrayDeque<>();
+
+        Slots(int n) {
+            cached = new CachedTokens[n];
+            for (int i = 0; i < n; i++) {
+                cached[i] = new CachedTokens();
+                free.add(i);
+            }
+        }
+
+        /** The free slot holding the longest prefix of {@code prompt}, else the least recently used one. */
+        synchronized int take(int[] prompt) {
+            if (free.isEmpty()) {
+                throw new DeviceFault("pool", DeviceFault.Kind.UNAVAILABLE, "no free slot");
+            }
+            int best = free.peekFirst();
+            int longest = 0;
+            for (int s : free) {
+                int n = cached[s].reusableFor(prompt);
+                if (n > longest) {
+                    longest = n;
+                    best = s;
+                }
+            }
+            free.remove(best);
+            return best;
+        }
+
+        synchronized void give(int slot) {
+            free.addLast(slot);
+        }
+
+        CachedTokens of(int slot) {
+            return cached[slot];
+        }
+    }
+}

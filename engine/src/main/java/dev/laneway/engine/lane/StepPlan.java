@@ -1,0 +1,51 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.engine.generate.Sequence;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What one step of the engine loop runs: the next token of every sequence that is generating first, so that a long
+ * prompt never stalls the streams already producing text, then chunks of the prompts being admitted, in arrival
+ * order, within the step's budget of rows.
+ */
+final class StepPlan {
+    private StepPlan() {
+    }
+
+    /** One sequence's part of the step: its index in the running list, and how many rows it feeds. */
+    record Entry(int index, int rows) {
+    }
+
+    /**
+     * @param running   the running sequences, in arrival order
+     * @param maxRows   the most rows a step takes (the forward's batch)
+     * @param maxSegments the most sequences a step takes
+     */
+    static List<Entry> plan(List<Sequence> running, int maxRows, int maxSegments) {
+        return plan(running.size(), i -> running.get(i).prefilling(), i -> running.get(i).promptLeft(), maxRows,
+                maxSegments);
+    }
+
+    /** The same decision over plain facts: whether sequence i is prefilling, and its prompt tokens left. */
+    static List<Entry> plan(int count, java.util.function.IntPredicate prefilling,
+                            java.util.function.IntUnaryOperator promptLeft, int maxRows, int maxSegments) {
+        List<Entry> plan = new ArrayList<>();
+        int rows = 0;
+        for (int i = 0; i < count && rows < maxRows && plan.size() < maxSegments; i++) {
+            if (!prefilling.test(i)) {
+                plan.add(new Entry(i, 1));
+                rows++;
+            }
+        }
+        for (int i = 0; i < count && rows < maxRows && plan.size() < maxSegments; i++) {
+            if (prefilling.test(i)) {
+                int n = Math.min(promptLeft.applyAsInt(i), maxRows - rows);
+                plan.add(new Entry(i, n));
+                rows += n;
+            }
+        }
+        return plan;
+    }
+}
