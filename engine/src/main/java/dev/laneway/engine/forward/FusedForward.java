@@ -101,8 +101,12 @@ public final class FusedForward implements LaneForward {
             infos.add(new StepInfo(LAYER_KERNEL, l, ofLayer(StandardPlans.projection("q"), l), List.of("x", "work")));
         }
         FusedHead fusedHead = kernels.fuseHead(head, finalNorm, dims.rmsEps());
-        steps.add((s, n, pos) -> kernels.runHead(fusedHead, s.buffers[X], n, s.batch.logitRows, s.batch.logitCount,
-                s.buffers[WORK], s.buffers[LOGITS]));
+        steps.add((s, n, pos) -> {
+            if (s.batch.logitCount > 0) {  // none for a prompt chunk that does not end its prompt
+                kernels.runHead(fusedHead, s.buffers[X], n, s.batch.logitRows, s.batch.logitCount, s.buffers[WORK],
+                        s.buffers[LOGITS]);
+            }
+        });
         infos.add(new StepInfo(HEAD_KERNEL, -1, head.name(), List.of("x", "logits")));
         return new FusedForward(dims, shape, Math.max(dims.vocab(), head.rows()), List.copyOf(steps),
                 List.copyOf(infos));

@@ -195,6 +195,9 @@ public final class PlanForward implements LaneForward {
                     // overwritten before it moves) and multiply those.
                     return (s, n, pos) -> {
                         Batch b = s.batch;
+                        if (b.logitCount == 0) {
+                            return;  // a prompt chunk that does not end its prompt
+                        }
                         for (int i = 0; i < b.logitCount; i++) {
                             System.arraycopy(s.buffers[in], b.logitRows[i] * cols, s.buffers[in], i * cols, cols);
                         }

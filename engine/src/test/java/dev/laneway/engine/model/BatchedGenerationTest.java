@@ -26,24 +26,25 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * Requests that run at once share each step's forward and still generate what each generates alone: at 1, 2, 4 and 8
  * concurrent sequences, on every forward, with llama.cpp's tokens at f32 and the same tokens and log-probabilities as
  * alone at q8, where a batch gives every row the same bits. Some requests wait for a stream, join a running batch and
- * leave it before others (their lengths differ).
+ * leave it before others (their lengths differ); with a small batch, prompts run in chunks beside the others' tokens.
  */
 class BatchedGenerationTest {
     private static final int TOP = 5;
 
     @ParameterizedTest
-    @CsvSource({"f32,java,4", "f32,native,2", "f32,fused,8", "q8,native,4", "q8,fused,4", "q4_1,fused,8",
-            "q8,java,1"})
-    void concurrentRequestsGenerateWhatTheyGenerateAlone(String quant, String kernels, int streams) throws Exception {
+    @CsvSource({"f32,java,4,128", "f32,native,2,128", "f32,fused,8,128", "q8,native,4,128", "q8,fused,4,128",
+            "q4_1,fused,8,128", "q8,java,1,128", "f32,native,4,3", "q8,fused,8,2", "f32,java,1,3"})
+    void concurrentRequestsGenerateWhatTheyGenerateAlone(String quant, String kernels, int streams, int batch)
+            throws Exception {
         List<Golden.Record> golden = Golden.stories260kPublic();
         Path container = Packed.stories260k(quant);
         List<List<GeneratedToken>> alone = new ArrayList<>();
-        try (LanewayModel model = open(container, kernels, 1)) {
+        try (LanewayModel model = open(container, kernels, 1, 128)) {
             for (int i = 0; i < golden.size(); i++) {
                 alone.add(generate(model, golden.get(i).promptIds(), length(i)));
             }
         }
-        try (LanewayModel model = open(container, kernels, streams)) {
+        try (LanewayModel model = open(container, kernels, streams, batch)) {
             ExecutorService clients = Executors.newFixedThreadPool(8);
             try {
                 for (int round = 0; round < 2; round++) {
@@ -78,8 +79,9 @@ class BatchedGenerationTest {
         return 20 + 9 * prompt;
     }
 
-    private static LanewayModel open(Path container, String kernels, int streams) throws IOException {
-        RouteOptions options = RouteOptions.defaults().withStreams(streams);
+    /** {@code batch}: the prompt tokens per forward; below a prompt's length, prompts run in chunks. */
+    private static LanewayModel open(Path container, String kernels, int streams, int batch) throws IOException {
+        RouteOptions options = RouteOptions.defaults().withStreams(streams).withOpt("batch", Integer.toString(batch));
         if (kernels.equals("fused")) {
             return ModelAssembly.fused(container, options, "dx",
                     new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
