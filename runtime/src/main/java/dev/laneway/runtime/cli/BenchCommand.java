@@ -80,6 +80,7 @@ final class BenchCommand implements Callable<Integer> {
         final Optional<RouteDecision> route;
         final String device;
         final int[] prompt;
+        private int runs;
         final List<Double> pp = new ArrayList<>();
         final List<Double> tg = new ArrayList<>();
 
@@ -89,18 +90,24 @@ final class BenchCommand implements Callable<Integer> {
                 throw new UsageException("-p " + promptTokens + " plus -n " + genTokens + " exceed the context of "
                         + model.info().contextLength() + " tokens (" + model.id() + ")");
             }
-            this.prompt = randomPrompt(model.info().vocabSize(), promptTokens);
+            this.prompt = randomPrompt(model.info().vocabSize(), promptTokens, 0);
             // With --laya the router decides once, by the prompt's text, and every run goes where it said.
             this.route = model.route(RoutingInput.prompt(model.detokenize(prompt)));
             this.device = route.map(RouteDecision::device).orElse(model.info().device());
             route.ifPresent(d -> spec.commandLine().getErr().println(RunCommand.routeLine(model, d)));
         }
 
+        /** One run, on a prompt of its own: a prompt the KV cache still held would not be processed again. */
         GenerationResult run() {
-            GenerationRequest request = new GenerationRequest(prompt, genTokens, Sampling.GREEDY,
+            int[] p = runs++ == 0 ? prompt : randomPrompt(model.info().vocabSize(), promptTokens, runs);
+            GenerationRequest request = new GenerationRequest(p, genTokens, Sampling.GREEDY,
                     GenerationRequest.NO_LOGPROBS, true);
-            return route.isPresent() ? model.generate(request, route.get(), t -> true)
+            GenerationResult r = route.isPresent() ? model.generate(request, route.get(), t -> true)
                     : model.generate(request, t -> true);
+            if (r.cachedTokens() > 0) {
+                throw new IllegalStateException("a bench run reused " + r.cachedTokens() + " cached prompt tokens");
+            }
+            return r;
         }
 
         void measure() {
@@ -209,12 +216,15 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** Token ids drawn past the first few (special tokens), the same for every run. */
-    private static int[] randomPrompt(int vocab, int n) {
-        SplittableRandom random = new SplittableRandom(42);
+    /** Random token ids past the first three (special in most vocabularies); run r's first token is its own. */
+    private static int[] randomPrompt(int vocab, int n, int run) {
+        SplittableRandom random = new SplittableRandom(42 + run);
+        int span = Math.max(1, vocab - 3);
         int[] ids = new int[n];
         for (int i = 0; i < n; i++) {
-            ids[i] = Math.min(vocab - 1, 3 + random.nextInt(Math.max(1, vocab - 3)));
+            ids[i] = Math.min(vocab - 1, 3 + random.nextInt(span));
         }
+        ids[0] = Math.min(vocab - 1, 3 + run % span);
         return ids;
     }
 
