@@ -81,7 +81,7 @@ inline uint16_t floatToF16(float f) {
     return (uint16_t)(sign | half);
 }
 
-// Where one 32-row × 32-column group of a quantized matrix lies. In the container's tiles (BRIEF §5) a group's scales
+// Where one 32-row × 32-column group of a quantized matrix lies. In the container's tiles (docs/container.md) a group's scales
 // and codes are spread over its tile; the compact layout (see repack) keeps each group in one block.
 struct GroupRef {
     const uint8_t* scales;  // Q8: 32 bf16 steps; q4_1: 32 bf16 scales; Q4_K: the whole tile

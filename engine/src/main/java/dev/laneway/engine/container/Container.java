@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A Laneway container directory (BRIEF §5): {@code model.q4nx}, {@code config.json}, {@code tokenizer.json} (with
+ * A Laneway container directory (docs/container.md): {@code model.q4nx}, {@code config.json}, {@code tokenizer.json} (with
  * an optional {@code tokenizer_config.json}), {@code plan.json}, and optionally {@code npu/}. Opening reads the
  * config, the plan and the weight file's header, and maps the weights; nothing is copied.
  */

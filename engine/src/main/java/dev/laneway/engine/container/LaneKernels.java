@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * Where a model directory's lane kernels are (BRIEF §3): {@code LANEWAY_KERNELS} (or the system property
+ * Where a model directory's lane kernels are (docs/fastlane.md): {@code LANEWAY_KERNELS} (or the system property
  * {@code laneway.kernels}), else {@code <dir>/npu}, else the directory the build named in {@code laneway.kernels.dir}.
  */
 public final class LaneKernels {

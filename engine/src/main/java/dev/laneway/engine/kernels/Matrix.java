@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * A weight matrix of {@code rows} outputs by {@code cols} inputs, in one of the container's storage layouts
- * (BRIEF §5), viewed in place in its memory-mapped file.
+ * (docs/container.md), viewed in place in its memory-mapped file.
  *
  * <p>Plain layouts are row-major: element (r, c) is element {@code r * cols + c}. Tile layouts store 32×256 tiles
  * (32 rows by 256 columns), rows zero-padded to a multiple of 32 and columns to a multiple of 256; tile (i, j) is
@@ -67,15 +67,15 @@ public record Matrix(String name, Layout layout, int rows, int cols, ByteBuffer 
         F32(4, 0),
         F16(2, 0),
         BF16(2, 0),
-        /** BRIEF §5 {@code Q8}: bf16 d[g·32 + r] at 2i, int8 code of (r, c) at 512 + c·32 + r; weight = d·code. */
+        /** docs/container.md {@code Q8}: bf16 d[g·32 + r] at 2i, int8 code of (r, c) at 512 + c·32 + r; weight = d·code. */
         TILES_Q8(0, 8704),
         /**
-         * BRIEF §5 {@code q4_1}: bf16 scale at 2i and zero at 512 + 2i (i = g·32 + r), 4-bit code of (r, c) at
+         * docs/container.md {@code q4_1}: bf16 scale at 2i and zero at 512 + 2i (i = g·32 + r), 4-bit code of (r, c) at
          * 1024 + ((r/16)·8 + g)·256 + 8·(c%32) + (r%16)/2, low nibble for even r; weight = code·scale + zero.
          */
         TILES_Q4_1(0, 5120),
         /**
-         * BRIEF §5 {@code Q4_K}: u8 scale[i] at i, u8 min[i] at 256 + i, codes at 512 + c·16 + r/2 (even r low
+         * docs/container.md {@code Q4_K}: u8 scale[i] at i, u8 min[i] at 256 + i, codes at 512 + c·16 + r/2 (even r low
          * nibble), bf16 S[r] at 4608 + 2r, bf16 M[r] at 4672 + 2r; weight = S[r]·scale·code + M[r]·min.
          */
         TILES_Q4_K(0, 4736);
@@ -110,7 +110,7 @@ public record Matrix(String name, Layout layout, int rows, int cols, ByteBuffer 
             return (long) rows * cols * elementBytes;
         }
 
-        /** The layout of a tile chunk of this many bytes, as BRIEF §5 tells them apart. */
+        /** The layout of a tile chunk of this many bytes, as docs/container.md tells them apart. */
         public static java.util.Optional<Layout> ofTileBytes(long bytes) {
             for (Layout l : values()) {
                 if (l.tiled() && l.tileBytes == bytes) {

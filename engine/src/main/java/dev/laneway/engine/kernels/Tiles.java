@@ -3,7 +3,7 @@ package dev.laneway.engine.kernels;
 import java.nio.ByteBuffer;
 
 /**
- * Reads weights out of the container's 32×256 tiles (BRIEF §5), one row at a time. Plain and slow on purpose: the
+ * Reads weights out of the container's 32×256 tiles (docs/container.md), one row at a time. Plain and slow on purpose: the
  * reference that faster kernels are checked against.
  */
 public final class Tiles {

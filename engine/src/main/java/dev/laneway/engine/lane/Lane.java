@@ -28,14 +28,12 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * One generation stream of a model on a device (BRIEF §4). The buffers that persist across generations (the
- * activations and KV cache; the weights are shared by all lanes) are allocated once, the KV cache growing as positions
- * are first reached. Each generation gets a fresh
- * context: {@code begin} opens and configures it (an init run with its own bound, then the output-head
- * configuration), each position's kernels run on it with deadlines, and {@code end} drops it on every path,
- * exceptions included. A device fault fails that generation only, with a recorded diagnostic; the next generation
- * starts on a fresh context. The KV cache outlives the context: the next generation reuses the leading positions its
- * prompt shares with what the cache holds, unless a fault left the cache in doubt.
+ * A model on a device (docs/lanes.md): the activations and a KV cache with a slot per stream, allocated once (the
+ * weights are shared), the cache growing as positions are first reached. Each busy period gets a fresh context:
+ * {@code begin} opens and configures it (an init run with its own bound, then the output-head configuration), each
+ * step's kernels run on it with deadlines, and {@code end} drops it on every path, exceptions included. A device fault
+ * ends the context with a recorded diagnostic; whoever drives the lane decides what fails (a lone generation, or the
+ * engine loop's step after its retry). The KV cache outlives the context.
  */
 public final class Lane {
     /** The name of the context's init run. */

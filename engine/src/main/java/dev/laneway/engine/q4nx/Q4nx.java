@@ -5,7 +5,7 @@ import dev.laneway.engine.kernels.Matrix;
 import java.util.Optional;
 
 /**
- * The conventions of the Q4NX container file (BRIEF §5; docs/container.md), shared by {@link Q4nxWriter} and
+ * The conventions of the Q4NX container file (docs/container.md), shared by {@link Q4nxWriter} and
  * {@link Q4nxFile}.
  *
  * <ul>

@@ -3,7 +3,7 @@ package dev.laneway.engine.quant;
 import dev.laneway.engine.kernels.Floats;
 
 /**
- * Puts fields into the container's 32×256 tiles (BRIEF §5), the inverse of {@code kernels.Tiles}. A tile starts at
+ * Puts fields into the container's 32×256 tiles (docs/container.md), the inverse of {@code kernels.Tiles}. A tile starts at
  * {@code base} in {@code t}; {@code r} is the row in the tile (0..31), {@code c} the column (0..255), {@code g = c / 32}
  * the 32-column group, and {@code i = g·32 + r} the index of that row's group. Code setters OR their nibble in, so the
  * tile must start zeroed.

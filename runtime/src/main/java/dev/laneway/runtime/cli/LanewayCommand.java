@@ -5,7 +5,7 @@ import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
 
-/** The {@code laneway} command and its subcommands (BRIEF §1). */
+/** The {@code laneway} command and its subcommands (README.md). */
 @Command(name = "laneway", mixinStandardHelpOptions = true, versionProvider = LanewayCommand.Version.class,
         description = "An OpenAI-compatible LLM server whose model routes are plugins.",
         subcommands = {ServeCommand.class, RunCommand.class, PackCommand.class, RoutesCommand.class,

@@ -18,7 +18,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Chooses the route that serves a model directory (BRIEF §3): routes are asked in order, the first claim whose
+ * Chooses the route that serves a model directory (docs/routes.md): routes are asked in order, the first claim whose
  * options are all accepted wins. An optional route that cannot serve steps aside; a non-optional one that recognises
  * the directory but cannot serve it, or cannot honour an option, refuses fatally. A {@code --laya} directory without
  * a router checkpoint is refused once a route would serve. Nothing is opened here.

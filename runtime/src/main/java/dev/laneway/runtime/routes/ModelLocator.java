@@ -4,7 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * What a {@code -m} argument points at (BRIEF §3): a model directory, a {@code model.q4nx} file (meaning its
+ * What a {@code -m} argument points at (docs/routes.md): a model directory, a {@code model.q4nx} file (meaning its
  * directory), or a {@code .gguf} file that is packed into a cached container before it is served.
  */
 public final class ModelLocator {
