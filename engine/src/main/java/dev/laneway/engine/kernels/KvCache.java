@@ -181,16 +181,10 @@ public final class KvCache {
             room = positions;
         }
 
-        private short[] regrown(short[] old, int was, int now) {
-            short[] grown = new short[slots * now];
-            for (int s = 0; s < slots; s++) {
-                System.arraycopy(old, s * was, grown, s * now, was);
-            }
-            return grown;
-        }
-
-        private float[] regrown(float[] old, int was, int now) {
-            float[] grown = new float[slots * now];
+        /** A copy of {@code old} (a float[] or short[]) with room for {@code now} elements per slot. */
+        private <T> T regrown(T old, int was, int now) {
+            @SuppressWarnings("unchecked")
+            T grown = (T) java.lang.reflect.Array.newInstance(old.getClass().getComponentType(), slots * now);
             for (int s = 0; s < slots; s++) {
                 System.arraycopy(old, s * was, grown, s * now, was);
             }

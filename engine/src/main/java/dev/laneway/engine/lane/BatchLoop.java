@@ -2,15 +2,11 @@ package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.generate.BatchRunner;
-import dev.laneway.engine.generate.CachedTokens;
 import dev.laneway.engine.generate.Generator;
 import dev.laneway.engine.generate.Sequence;
 import dev.laneway.spi.DeviceFaultException;
-import dev.laneway.spi.device.DeviceFault;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -39,7 +35,7 @@ final class BatchLoop implements AutoCloseable {
     private boolean retrying;
     /** The sequences of the step being planned or run, and the rows each feeds; kept when its forward faults. */
     private final List<Running> step = new ArrayList<>();
-    private final List<Integer> stepRows = new ArrayList<>();
+    private final int[] stepRows;
     /** Sequences that ended in the last step, told once the context is dropped when none is left running. */
     private final List<Running> ended = new ArrayList<>();
 
@@ -51,6 +47,7 @@ final class BatchLoop implements AutoCloseable {
         this.lane = lane;
         this.generator = lane.generator();
         this.slots = slots;
+        this.stepRows = new int[lane.state().batch().maxSegments()];
         this.thread = new Thread(this::loop, "laneway-batch-" + name);
         thread.setDaemon(true);
         thread.start();
@@ -130,11 +127,10 @@ final class BatchLoop implements AutoCloseable {
         Batch batch = runner.batch();
         if (step.isEmpty()) {
             batch.clear();
-            stepRows.clear();
-            for (StepPlan.Entry e : StepPlan.plan(sequencesOf(running), generator.maxBatch(),
-                    batch.maxSegments())) {
+            for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
+                    i -> running.get(i).sequence().promptLeft(), generator.maxBatch(), batch.maxSegments())) {
                 Running r = running.get(e.index());
-                stepRows.add(r.sequence().feed(batch, e.rows()));
+                stepRows[step.size()] = r.sequence().feed(batch, e.rows());
                 step.add(r);
             }
         }
@@ -145,9 +141,9 @@ final class BatchLoop implements AutoCloseable {
         for (int i = 0; i < step.size(); i++) {
             Running r = step.get(i);
             Sequence s = r.sequence();
-            boolean hadLogits = !s.prefilling() || s.promptLeft() == stepRows.get(i);
+            boolean hadLogits = !s.prefilling() || s.promptLeft() == stepRows[i];
             try {
-                if (s.fed(stepRows.get(i), logits, logitRow * stride)) {
+                if (s.fed(stepRows[i], logits, logitRow * stride)) {
                     running.remove(r);
                     ended.add(r);
                 }
@@ -174,14 +170,6 @@ final class BatchLoop implements AutoCloseable {
         ended.clear();
     }
 
-    private static List<Sequence> sequencesOf(List<Running> running) {
-        List<Sequence> s = new ArrayList<>(running.size());
-        for (Running r : running) {
-            s.add(r.sequence());
-        }
-        return s;
-    }
-
     private static void failAll(List<Running> list, RuntimeException cause) {
         for (Running r : list) {
             r.done().completeExceptionally(cause);
@@ -193,45 +181,5 @@ final class BatchLoop implements AutoCloseable {
     public void close() {
         closed = true;
         thread.interrupt();
-    }
-
-    /** Slots, least recently used first, handed out by the longest cached prefix. */
-    static final class Slots {
-        private final CachedTokens[] cached;
-        private final Deque<Integer> free = new ArrayDeque<>();
-
-        Slots(int n) {
-            cached = new CachedTokens[n];
-            for (int i = 0; i < n; i++) {
-                cached[i] = new CachedTokens();
-                free.add(i);
-            }
-        }
-
-        /** The free slot holding the longest prefix of {@code prompt}, else the least recently used one. */
-        synchronized int take(int[] prompt) {
-            if (free.isEmpty()) {
-                throw new DeviceFault("pool", DeviceFault.Kind.UNAVAILABLE, "no free slot");
-            }
-            int best = free.peekFirst();
-            int longest = 0;
-            for (int s : free) {
-                int n = cached[s].reusableFor(prompt);
-                if (n > longest) {
-                    longest = n;
-                    best = s;
-                }
-            }
-            free.remove(best);
-            return best;
-        }
-
-        synchronized void give(int slot) {
-            free.addLast(slot);
-        }
-
-        CachedTokens of(int slot) {
-            return cached[slot];
-        }
     }
 }

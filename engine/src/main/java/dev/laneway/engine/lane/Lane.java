@@ -47,8 +47,6 @@ public final class Lane {
     private final LaneForward forward;
     private final ForwardState state;
     private final Generator generator;
-    /** What slot 0 of the KV cache holds, for the next generation's prompt to reuse; read by the pool while idle. */
-    private final CachedTokens cached = new CachedTokens();
     private final FaultLog faults;
     private final LaneTimeouts timeouts;
     private final Clock clock;
@@ -95,36 +93,41 @@ public final class Lane {
     }
 
     /**
-     * Runs one generation on a fresh context.
+     * Runs one generation alone, in slot 0, whose contents {@code cached} records, on a fresh context.
      *
      * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
      */
-    public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        return alone(runner -> generator.generate(runner, request, sink, 0, cached));
-    }
-
-    Generator generator() {
-        return generator;
+    public GenerationResult generate(GenerationRequest request, TokenSink sink, CachedTokens cached) {
+        return alone(cached, runner -> generator.generate(runner, request, sink, 0, cached));
     }
 
     /**
-     * Runs a prompt on a fresh context, as a generation does, and returns the logits after its last token: the
-     * model's next-token distribution before sampling.
+     * Runs a prompt alone in slot 0 on a fresh context, as a generation does, and returns the logits after its last
+     * token: the model's next-token distribution before sampling.
      *
      * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
      */
-    public float[] nextTokenLogits(int[] prompt) {
-        return alone(runner -> generator.nextTokenLogits(runner, prompt, 0, cached));
+    public float[] nextTokenLogits(int[] prompt, CachedTokens cached) {
+        return alone(cached, runner -> generator.nextTokenLogits(runner, prompt, 0, cached));
     }
 
-    /** Runs one sequence in slot 0 on a fresh context; a failure leaves slot 0's contents in doubt. */
-    private <T> T alone(Function<BatchRunner, T> work) {
+    /** Runs one sequence in slot 0 on a fresh context; a failure leaves the slot's contents in doubt. */
+    private <T> T alone(CachedTokens cached, Function<BatchRunner, T> work) {
         try {
             return onFreshContext(work);
         } catch (RuntimeException e) {
             cached.clear();
             throw e;
         }
+    }
+
+    /** The activations and KV cache the lane's forwards run on. */
+    ForwardState state() {
+        return state;
+    }
+
+    Generator generator() {
+        return generator;
     }
 
     /**

@@ -29,7 +29,7 @@ import java.util.function.Supplier;
 public final class LanePool implements AutoCloseable {
     private final Lane lane;
     private final BatchLoop loop;
-    private final BatchLoop.Slots slots;
+    private final Slots slots;
     private final Semaphore admission;
     private final int streams;
     private final FaultLog faults;
@@ -40,7 +40,7 @@ public final class LanePool implements AutoCloseable {
     private LanePool(Lane lane, int streams, FaultLog faults, Device device, Duration waitForStream) {
         this.lane = lane;
         this.streams = streams;
-        this.slots = streams > 1 ? new BatchLoop.Slots(streams) : null;
+        this.slots = new Slots(streams);
         this.loop = streams > 1 ? new BatchLoop(lane, slots, device.name()) : null;
         this.admission = new Semaphore(streams, true);
         this.faults = faults;
@@ -79,7 +79,7 @@ public final class LanePool implements AutoCloseable {
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
         if (loop == null) {
-            return alone(() -> lane.generate(request, sink));
+            return alone(() -> lane.generate(request, sink, slots.of(0)));
         }
         return batched(request.prompt(), slot -> Sequence.generating(request, sink, slot, slots.of(slot),
                 lane.generator().dims(), lane.generator().endOfText())).result();
@@ -92,7 +92,7 @@ public final class LanePool implements AutoCloseable {
      */
     public float[] nextTokenLogits(int[] prompt) {
         if (loop == null) {
-            return alone(() -> lane.nextTokenLogits(prompt));
+            return alone(() -> lane.nextTokenLogits(prompt, slots.of(0)));
         }
         return batched(prompt, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), lane.generator().dims()))
                 .logits();

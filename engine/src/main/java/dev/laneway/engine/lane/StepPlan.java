@@ -1,9 +1,9 @@
 package dev.laneway.engine.lane;
 
-import dev.laneway.engine.generate.Sequence;
-
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntPredicate;
+import java.util.function.IntUnaryOperator;
 
 /**
  * What one step of the engine loop runs: the next token of every sequence that is generating first, so that a long
@@ -19,18 +19,14 @@ final class StepPlan {
     }
 
     /**
-     * @param running   the running sequences, in arrival order
-     * @param maxRows   the most rows a step takes (the forward's batch)
+     * @param count       running sequences, in arrival order
+     * @param prefilling  whether sequence i still has prompt tokens to feed
+     * @param promptLeft  how many
+     * @param maxRows     the most rows a step takes (the forward's batch)
      * @param maxSegments the most sequences a step takes
      */
-    static List<Entry> plan(List<Sequence> running, int maxRows, int maxSegments) {
-        return plan(running.size(), i -> running.get(i).prefilling(), i -> running.get(i).promptLeft(), maxRows,
-                maxSegments);
-    }
-
-    /** The same decision over plain facts: whether sequence i is prefilling, and its prompt tokens left. */
-    static List<Entry> plan(int count, java.util.function.IntPredicate prefilling,
-                            java.util.function.IntUnaryOperator promptLeft, int maxRows, int maxSegments) {
+    static List<Entry> plan(int count, IntPredicate prefilling, IntUnaryOperator promptLeft, int maxRows,
+                            int maxSegments) {
         List<Entry> plan = new ArrayList<>();
         int rows = 0;
         for (int i = 0; i < count && rows < maxRows && plan.size() < maxSegments; i++) {

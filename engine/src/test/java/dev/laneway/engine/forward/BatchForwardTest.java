@@ -6,6 +6,7 @@ import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.kernels.natives.NativeKernels;
 import dev.laneway.engine.model.ForwardCompiler;
+import dev.laneway.engine.sample.Sampler;
 import dev.laneway.engine.testing.Golden;
 import dev.laneway.engine.testing.Packed;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -59,7 +60,7 @@ class BatchForwardTest {
                     float[] a = alone.get(i)[t];
                     float[] b = together.get(i)[t];
                     String where = quant + " " + compiler + ": sequence " + i + " step " + t;
-                    assertEquals(argmax(a, dims.vocab()), argmax(b, dims.vocab()), where);
+                    assertEquals(Sampler.argmax(a, dims.vocab()), Sampler.argmax(b, dims.vocab()), where);
                     if (tolerance == 0f) {
                         assertArrayEquals(a, b, where);
                     } else {
@@ -88,7 +89,7 @@ class BatchForwardTest {
         for (int t = 0; t < steps; t++) {
             out[t] = Arrays.copyOf(logits, vocab);
             if (t + 1 < steps) {
-                int[] next = {argmax(logits, vocab)};
+                int[] next = {Sampler.argmax(logits, vocab)};
                 logits = forward.forward(state, next, 0, 1, pos++, StepRunner.DIRECT);
             }
         }
@@ -129,18 +130,8 @@ class BatchForwardTest {
                 int i = order.get(r);
                 float[] row = Arrays.copyOfRange(logits, r * stride, r * stride + vocab);
                 out.get(i)[done[i]++] = row;
-                next[i] = argmax(row, vocab);
+                next[i] = Sampler.argmax(row, vocab);
             }
         }
-    }
-
-    private static int argmax(float[] logits, int vocab) {
-        int best = 0;
-        for (int i = 1; i < vocab; i++) {
-            if (logits[i] > logits[best]) {
-                best = i;
-            }
-        }
-        return best;
     }
 }

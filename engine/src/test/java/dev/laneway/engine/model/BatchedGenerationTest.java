@@ -5,13 +5,11 @@ import dev.laneway.engine.testing.Packed;
 import dev.laneway.spi.GeneratedToken;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
-import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteOptions;
 import dev.laneway.spi.Sampling;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,13 +78,9 @@ class BatchedGenerationTest {
     }
 
     /** {@code batch}: the prompt tokens per forward; below a prompt's length, prompts run in chunks. */
-    private static LanewayModel open(Path container, String kernels, int streams, int batch) throws IOException {
-        RouteOptions options = RouteOptions.defaults().withStreams(streams).withOpt("batch", Integer.toString(batch));
-        if (kernels.equals("fused")) {
-            return ModelAssembly.fused(container, options, "dx",
-                    new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
-        }
-        return ModelAssembly.perOp(container, options.withOpt("kernels", kernels), "generic");
+    private static LanewayModel open(Path container, String kernels, int streams, int batch) {
+        return Packed.open(container, kernels,
+                RouteOptions.defaults().withStreams(streams).withOpt("batch", Integer.toString(batch)));
     }
 
     private static List<GeneratedToken> generate(LanewayModel model, int[] prompt, int n) {

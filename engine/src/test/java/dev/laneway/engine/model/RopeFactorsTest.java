@@ -10,11 +10,11 @@ import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.gguf.GgufWriter;
 import dev.laneway.engine.kernels.RopeFrequencies;
 import dev.laneway.engine.pack.GgufPacker;
+import dev.laneway.engine.testing.Packed;
 import dev.laneway.spi.GeneratedToken;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
-import dev.laneway.spi.RouteContext;
 import dev.laneway.spi.RouteOptions;
 import dev.laneway.spi.Sampling;
 import org.junit.jupiter.api.BeforeAll;
@@ -139,13 +139,8 @@ class RopeFactorsTest {
                 e.getMessage());
     }
 
-    private static LanewayModel open(Path container, String kernels) throws IOException {
-        RouteOptions options = RouteOptions.defaults().withOpt("kv", "f32");
-        if (kernels.equals("fused")) {
-            return ModelAssembly.fused(container, options, "dx",
-                    new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
-        }
-        return ModelAssembly.perOp(container, options.withOpt("kernels", kernels), "generic");
+    private static LanewayModel open(Path container, String kernels) {
+        return Packed.open(container, kernels, RouteOptions.defaults().withOpt("kv", "f32"));
     }
 
     private static List<GeneratedToken> generate(LanewayModel m, int[] prompt, int n) {

@@ -40,12 +40,17 @@ public final class Packed {
      * the fused forward on the native kernels ({@code fused}).
      */
     public static LanewayModel open(Path container, String kernels) {
+        return open(container, kernels, RouteOptions.defaults());
+    }
+
+    /** As {@link #open(Path, String)}, with other route options (streams, a batch size, a KV precision). */
+    public static LanewayModel open(Path container, String kernels, RouteOptions options) {
         try {
             if (kernels.equals("fused")) {
-                return ModelAssembly.fused(container, RouteOptions.defaults(), "dx",
+                return ModelAssembly.fused(container, options, "dx",
                         new RouteContext(Path.of(System.getProperty("java.io.tmpdir"))));
             }
-            return ModelAssembly.perOp(container, RouteOptions.defaults().withOpt("kernels", kernels), "generic");
+            return ModelAssembly.perOp(container, options.withOpt("kernels", kernels), "generic");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
