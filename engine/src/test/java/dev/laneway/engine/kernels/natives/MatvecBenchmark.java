@@ -36,6 +36,10 @@ public class MatvecBenchmark {
     @Param({"2"})
     public int threads;
 
+    /** Rows of activations per product: 1 is one sequence's decode step, more are the steps of a batch. */
+    @Param({"1"})
+    public int batch;
+
     /** How the streamed weights are read: both ways, to see which this CPU prefers. */
     @Param({"STAGED", "PREFETCHED"})
     public String streaming;
@@ -57,8 +61,8 @@ public class MatvecBenchmark {
         for (int i = 0; i < n; i++) {
             copies[i] = RandomMatrices.create(l, rows, cols, random);
         }
-        x = RandomMatrices.gaussian(cols, random);
-        out = new float[rows];
+        x = RandomMatrices.gaussian(batch * cols, random);
+        out = new float[batch * rows];
         kernels = NativeKernels.create(NativeKernels.bestIsa(), threads, NativeLibrary.lastLevelCacheBytes(),
                 Streaming.valueOf(streaming));
     }
@@ -72,7 +76,7 @@ public class MatvecBenchmark {
     public float matvec() {
         Matrix w = copies[next];
         next = next + 1 == copies.length ? 0 : next + 1;
-        kernels.matmul(w, x, out, 1);
+        kernels.matmul(w, x, out, batch);
         return out[0];
     }
 }
