@@ -44,6 +44,23 @@ public interface ServedModel extends AutoCloseable {
     GenerationResult generate(GenerationRequest request, TokenSink sink);
 
     /**
+     * Generates continuations of several requests, request i's tokens going to {@code sinks.get(i)}, and returns their
+     * results in order: the choices of one request ({@code n} > 1). A model with several streams runs them at once as
+     * far as it has streams free, so that they share their prompt's KV cache and decode in one batch; by default they
+     * run one after another.
+     *
+     * @throws InvalidRequestException as {@link #generate(GenerationRequest, TokenSink)}
+     * @throws DeviceFaultException    when the device failed one of them; the others stop at their next token
+     */
+    default List<GenerationResult> generateAll(List<GenerationRequest> requests, List<? extends TokenSink> sinks) {
+        List<GenerationResult> results = new java.util.ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            results.add(generate(requests.get(i), sinks.get(i)));
+        }
+        return results;
+    }
+
+    /**
      * Where a request runs, when this model routes requests across devices ({@code --laya}); empty when it does not.
      * A routing model decides once per conversation and reuses the decision for its later turns. The runtime calls
      * this before {@link #generate(GenerationRequest, RouteDecision, TokenSink)} and shows the decision to the client.
@@ -63,6 +80,11 @@ public interface ServedModel extends AutoCloseable {
      */
     default GenerationResult generate(GenerationRequest request, RouteDecision decision, TokenSink sink) {
         return generate(request, sink);
+    }
+
+    /** What its forward steps have run so far; none for a model that has no engine loop to count. */
+    default StepCounts steps() {
+        return StepCounts.NONE;
     }
 
     /** Whether the model is able to serve, with data for the readiness check. */

@@ -34,7 +34,7 @@ public final class Sequence {
     private final Logprobs logprobs;
     private final float[] row;
     private final float[] raw;
-    private final int reused;
+    private int reused;
     private final int budget;
     private final int[] next = new int[1];
     private int fedPrompt;
@@ -103,6 +103,41 @@ public final class Sequence {
 
     public int slot() {
         return slot;
+    }
+
+    /** Positions of its slot this sequence has filled (the prompt so far, then each token fed back). */
+    public int position() {
+        return pos;
+    }
+
+    /** How many leading tokens of this prompt {@code other} (another slot's contents) could serve. */
+    public int reusableFrom(CachedTokens other) {
+        return other.reusableFor(prompt);
+    }
+
+    /** The leading tokens this prompt shares with another sequence's, less this prompt's last (it always runs). */
+    public int commonPrompt(Sequence other) {
+        int n = Math.min(prompt.length - 1, other.prompt.length);
+        int i = 0;
+        while (i < n && prompt[i] == other.prompt[i]) {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * Takes prompt positions up to {@code upTo} as computed: their keys and values have just been copied into this
+     * sequence's slot from another that computed the same tokens. They count as cached.
+     */
+    public void adopt(int upTo) {
+        if (!prefilling() || upTo <= fedPrompt || upTo >= prompt.length) {
+            throw new IllegalArgumentException("cannot adopt prompt positions up to " + upTo + " after " + fedPrompt
+                    + " of " + prompt.length);
+        }
+        cached.append(prompt, fedPrompt, upTo - fedPrompt);
+        reused += upTo - fedPrompt;
+        fedPrompt = upTo;
+        pos = upTo;
     }
 
     /**

@@ -116,6 +116,20 @@ public final class KvCache {
         }
     }
 
+    /**
+     * Copies positions {@code from .. to} of slot {@code source} into the same positions of slot {@code target} in
+     * every layer: a prefix one sequence computed, taken by another whose prompt begins the same way.
+     */
+    public void copy(int source, int target, int from, int to) {
+        if (to > room || from < 0 || from > to || source == target) {
+            throw new IllegalArgumentException("cannot copy positions " + from + ".." + to + " of slot " + source
+                    + " to slot " + target + " (room " + room + ")");
+        }
+        for (Layer layer : layers) {
+            layer.copy(source, target, from, to);
+        }
+    }
+
     /** Positions there is room for now. */
     public int room() {
         return room;
@@ -223,6 +237,19 @@ public final class KvCache {
         /** The element offset of a slot's position 0 in the arrays. */
         public int base(int slot) {
             return slot * room * kvDim;
+        }
+
+        private void copy(int source, int target, int from, int to) {
+            int src = base(source) + from * kvDim;
+            int dst = base(target) + from * kvDim;
+            int n = (to - from) * kvDim;
+            if (keys16 != null) {
+                System.arraycopy(keys16, src, keys16, dst, n);
+                System.arraycopy(values16, src, values16, dst, n);
+            } else {
+                System.arraycopy(keys, src, keys, dst, n);
+                System.arraycopy(values, src, values, dst, n);
+            }
         }
 
         /** Stores {@code batch} rows of keys and values for positions {@code startPos ..} of slot 0. */

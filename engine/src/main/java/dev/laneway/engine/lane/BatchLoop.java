@@ -4,6 +4,7 @@ import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.generate.BatchRunner;
 import dev.laneway.engine.generate.Generator;
 import dev.laneway.engine.generate.Sequence;
+import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
 
 import java.util.ArrayList;
@@ -16,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * One engine loop over a lane whose KV cache has a slot per stream: every step gathers the next token of each running
  * sequence and chunks of the prompts being admitted ({@link StepPlan}), runs one forward over that batch (the weights
  * read once for all of them), and hands each sequence its row of logits to sample. Sequences join between steps and
- * leave when they finish or their sink says stop.
+ * leave when they finish or their sink says stop. A prompt that begins as another running sequence's does copies that
+ * part of its KV cache instead of computing it (see {@link #sharePrefixes}).
  *
  * <p>A device context lives for a busy period: opened when a sequence arrives at an idle loop, dropped when the last
  * one leaves. A fault during a step drops the context; the step runs again once on a fresh one (it rewrites the same
@@ -27,7 +29,9 @@ final class BatchLoop implements AutoCloseable {
     private final Lane lane;
     private final Generator generator;
     private final Slots slots;
-    private final LinkedBlockingQueue<Running> arrivals = new LinkedBlockingQueue<>();
+    /** Sequences handed in, in groups that join the same step. */
+    private final LinkedBlockingQueue<List<Running>> arrivals = new LinkedBlockingQueue<>();
+    private final List<List<Running>> arrived = new ArrayList<>();
     private final List<Running> running = new ArrayList<>();
     private final Thread thread;
     private volatile boolean closed;
@@ -36,6 +40,8 @@ final class BatchLoop implements AutoCloseable {
     /** The sequences of the step being planned or run, and the rows each feeds; kept when its forward faults. */
     private final List<Running> step = new ArrayList<>();
     private final int[] stepRows;
+    /** Whether running sequence i's prompt waits this step for another to compute the prefix they share. */
+    private final boolean[] waiting;
     /** Sequences that ended in the last step, told once the context is dropped when none is left running. */
     private final List<Running> ended = new ArrayList<>();
 
@@ -48,6 +54,7 @@ final class BatchLoop implements AutoCloseable {
         this.generator = lane.generator();
         this.slots = slots;
         this.stepRows = new int[lane.state().batch().maxSegments()];
+        this.waiting = new boolean[lane.state().cache().slots()];
         this.thread = new Thread(this::loop, "laneway-batch-" + name);
         thread.setDaemon(true);
         thread.start();
@@ -55,24 +62,32 @@ final class BatchLoop implements AutoCloseable {
 
     /** Hands a sequence to the loop; the future completes when it ends, or exceptionally with its device fault. */
     CompletableFuture<Sequence> submit(Sequence sequence) {
-        CompletableFuture<Sequence> done = new CompletableFuture<>();
-        if (closed) {
-            done.completeExceptionally(new IllegalStateException("the model is closed"));
-            return done;
+        return submit(List.of(sequence)).get(0);
+    }
+
+    /** Hands sequences to the loop together: they join the same step (the choices of one request). */
+    List<CompletableFuture<Sequence>> submit(List<Sequence> sequences) {
+        List<Running> group = new ArrayList<>();
+        for (Sequence s : sequences) {
+            group.add(new Running(s, new CompletableFuture<>()));
         }
-        arrivals.add(new Running(sequence, done));
-        return done;
+        if (closed) {
+            failAll(new ArrayList<>(group), new IllegalStateException("the model is closed"));
+        } else {
+            arrivals.add(group);
+        }
+        return group.stream().map(Running::done).toList();
     }
 
     private void loop() {
         while (!closed) {
             try {
                 if (running.isEmpty()) {
-                    Running first = arrivals.poll(200, TimeUnit.MILLISECONDS);
+                    List<Running> first = arrivals.poll(200, TimeUnit.MILLISECONDS);
                     if (first == null) {
                         continue;
                     }
-                    running.add(first);
+                    running.addAll(first);
                 }
                 busyPeriod();
             } catch (InterruptedException e) {
@@ -83,9 +98,8 @@ final class BatchLoop implements AutoCloseable {
             }
         }
         failAll(running, new IllegalStateException("the model is closed"));
-        List<Running> left = new ArrayList<>();
-        arrivals.drainTo(left);
-        failAll(left, new IllegalStateException("the model is closed"));
+        arrivals.drainTo(arrived);
+        arrived.forEach(group -> failAll(new ArrayList<>(group), new IllegalStateException("the model is closed")));
     }
 
     /** One context's life: steps until no sequence is left, or a fault ends the context. */
@@ -93,7 +107,9 @@ final class BatchLoop implements AutoCloseable {
         try {
             lane.onFreshContext(runner -> {
                 while (!closed) {
-                    arrivals.drainTo(running);
+                    arrivals.drainTo(arrived);
+                    arrived.forEach(running::addAll);
+                    arrived.clear();
                     if (running.isEmpty()) {
                         return null;
                     }
@@ -127,8 +143,10 @@ final class BatchLoop implements AutoCloseable {
         Batch batch = runner.batch();
         if (step.isEmpty()) {
             batch.clear();
+            sharePrefixes();
             for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
-                    i -> running.get(i).sequence().promptLeft(), generator.maxBatch(), batch.maxSegments())) {
+                    i -> running.get(i).sequence().promptLeft(), i -> waiting[i], generator.maxBatch(),
+                    batch.maxSegments())) {
                 Running r = running.get(e.index());
                 stepRows[step.size()] = r.sequence().feed(batch, e.rows());
                 step.add(r);
@@ -157,6 +175,40 @@ final class BatchLoop implements AutoCloseable {
             }
         }
         step.clear();
+    }
+
+    /**
+     * Lets each prompt being admitted take what another running sequence's slot already holds of it (a system prompt
+     * they share, the other choices of one request): those positions are copied from that slot, not computed. A
+     * prompt whose shared part an earlier one is still computing waits for it, so that the part is computed once.
+     */
+    private void sharePrefixes() {
+        KvCache kv = lane.state().cache();
+        for (int i = 0; i < running.size(); i++) {
+            Sequence s = running.get(i).sequence();
+            waiting[i] = false;
+            if (!s.prefilling()) {
+                continue;
+            }
+            int best = s.position();
+            int source = -1;
+            for (Running other : running) {
+                int n = other.sequence() == s ? 0 : s.reusableFrom(slots.of(other.sequence().slot()));
+                if (n > best) {
+                    best = n;
+                    source = other.sequence().slot();
+                }
+            }
+            if (source >= 0) {
+                kv.copy(source, s.slot(), s.position(), best);
+                s.adopt(best);
+            }
+            for (int j = 0; j < i && !waiting[i]; j++) {
+                Sequence earlier = running.get(j).sequence();
+                int shared = s.commonPrompt(earlier);
+                waiting[i] = earlier.prefilling() && earlier.position() < shared && s.position() < shared;
+            }
+        }
     }
 
     /**

@@ -10,6 +10,7 @@ import dev.laneway.engine.generate.Generator;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.StepCounts;
 import dev.laneway.spi.TokenSink;
 import dev.laneway.spi.device.Device;
 import dev.laneway.spi.device.DeviceContext;
@@ -25,6 +26,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
@@ -53,6 +55,10 @@ public final class Lane {
     private volatile long lastProgress;
     private volatile Generation current;
     private volatile String stalled;
+    /** Steps run, the sequences and rows in them: written by the one thread that runs steps, read by metrics. */
+    private final AtomicLong steps = new AtomicLong();
+    private final AtomicLong stepSequences = new AtomicLong();
+    private final AtomicLong stepRows = new AtomicLong();
 
     public Lane(Device device, ContextGate gate, LaneForward forward, ForwardState state, Generator generator,
                 FaultLog faults, LaneTimeouts timeouts, Clock clock) {
@@ -157,6 +163,11 @@ public final class Lane {
         }
     }
 
+    /** What the forward steps of this lane have run. */
+    StepCounts steps() {
+        return new StepCounts(steps.get(), stepSequences.get(), stepRows.get());
+    }
+
     /** Opens a fresh context. */
     private Generation open() {
         DeviceContext context;
@@ -207,9 +218,13 @@ public final class Lane {
 
         @Override
         public float[] run() {
-            return forward.forward(state, (info, step, st, batch, start) ->
+            float[] logits = forward.forward(state, (info, step, st, batch, start) ->
                     run(new KernelRun(info.kernel(), info.layer(), start, List.of(), () -> step.run(st, batch, start)),
                             timeouts.run(), info));
+            steps.incrementAndGet();
+            stepSequences.addAndGet(state.batch().segments());
+            stepRows.addAndGet(state.batch().rows());
+            return logits;
         }
 
         @Override

@@ -7,16 +7,19 @@ import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.StepCounts;
 import dev.laneway.spi.TokenSink;
 import dev.laneway.spi.device.Device;
 import dev.laneway.spi.device.DeviceFault;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -86,6 +89,76 @@ public final class LanePool implements AutoCloseable {
     }
 
     /**
+     * Runs several generations (the choices of one request): with the engine loop, as many at once as streams are
+     * free (at least one, waited for as {@link #generate} waits), the rest as those end; they share their prompt's KV
+     * cache, computed once (see {@link BatchLoop}). Results in order.
+     *
+     * @throws DeviceFaultException when the device fails one of them; the others stop at their next token
+     */
+    public List<GenerationResult> generateAll(List<GenerationRequest> requests, List<? extends TokenSink> sinks) {
+        if (loop == null || requests.size() == 1) {
+            List<GenerationResult> results = new ArrayList<>();
+            for (int i = 0; i < requests.size(); i++) {
+                results.add(generate(requests.get(i), sinks.get(i)));
+            }
+            return results;
+        }
+        admit();
+        int permits = 1;
+        while (permits < requests.size() && admission.tryAcquire()) {
+            permits++;
+        }
+        AtomicBoolean failed = new AtomicBoolean();
+        List<Sequence> made = new ArrayList<>();
+        List<CompletableFuture<Sequence>> running = new ArrayList<>();
+        boolean[] slotGiven = new boolean[requests.size()];
+        try {
+            for (int i = 0; i < permits; i++) {
+                made.add(sequence(requests.get(i), sinks.get(i), failed));
+            }
+            running.addAll(loop.submit(made));
+            List<GenerationResult> results = new ArrayList<>();
+            for (int i = 0; i < requests.size(); i++) {
+                Sequence done = await(running.get(i));
+                slots.give(done.slot());
+                slotGiven[i] = true;
+                results.add(done.result());
+                int next = made.size();
+                if (next < requests.size()) {
+                    made.add(sequence(requests.get(next), sinks.get(next), failed));
+                    running.add(loop.submit(made.get(next)));
+                }
+            }
+            return results;
+        } catch (RuntimeException e) {
+            failed.set(true);
+            throw e;
+        } finally {
+            for (int i = 0; i < made.size(); i++) {
+                if (!slotGiven[i]) {
+                    if (i < running.size()) {
+                        running.get(i).handle((s, e) -> null).join();
+                    }
+                    slots.give(made.get(i).slot());
+                }
+            }
+            admission.release(permits);
+        }
+    }
+
+    /** A generation in a free slot, whose sink stops once {@code failed} is set. */
+    private Sequence sequence(GenerationRequest request, TokenSink sink, AtomicBoolean failed) {
+        int slot = slots.take(request.prompt());
+        try {
+            return Sequence.generating(request, token -> !failed.get() && sink.accept(token), slot, slots.of(slot),
+                    lane.generator().dims(), lane.generator().endOfText());
+        } catch (RuntimeException e) {
+            slots.give(slot);
+            throw e;
+        }
+    }
+
+    /**
      * The logits after a prompt's last token, the model's next-token distribution before sampling.
      *
      * @throws DeviceFaultException when the device fails it, or no stream frees up in time
@@ -112,21 +185,25 @@ public final class LanePool implements AutoCloseable {
         admit();
         int slot = slots.take(prompt);
         try {
-            CompletableFuture<Sequence> done = loop.submit(sequenceIn.apply(slot));
-            try {
-                return done.get();
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException r) {
-                    throw r;
-                }
-                throw new IllegalStateException(e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
-            }
+            return await(loop.submit(sequenceIn.apply(slot)));
         } finally {
             slots.give(slot);
             admission.release();
+        }
+    }
+
+    /** The sequence once the loop has ended it, or its failure. */
+    private Sequence await(CompletableFuture<Sequence> done) {
+        try {
+            return done.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
         }
     }
 
@@ -172,6 +249,11 @@ public final class LanePool implements AutoCloseable {
 
     public int streams() {
         return streams;
+    }
+
+    /** What the lane's forward steps have run. */
+    public StepCounts steps() {
+        return lane.steps();
     }
 
     /** Generations that are running now. */

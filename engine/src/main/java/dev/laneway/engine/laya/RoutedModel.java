@@ -8,6 +8,7 @@ import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.RouteDecision;
 import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.StepCounts;
 import dev.laneway.spi.TokenSink;
 
 import java.time.Instant;
@@ -124,6 +125,12 @@ public final class RoutedModel implements ServedModel {
             }
         });
         return new ModelHealth(down.isEmpty(), String.join("; ", down), data);
+    }
+
+    /** The steps of every candidate together. */
+    @Override
+    public StepCounts steps() {
+        return byDevice.values().stream().map(ServedModel::steps).reduce(StepCounts.NONE, StepCounts::plus);
     }
 
     /** Every candidate's latest faults, oldest first (each names its device). */

@@ -8,6 +8,7 @@ import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.ModelHealth;
 import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.StepCounts;
 import dev.laneway.spi.TokenCodec;
 import dev.laneway.spi.TokenSink;
 
@@ -77,6 +78,11 @@ public final class LanewayModel implements ServedModel {
         return lanes.generate(request, sink);
     }
 
+    @Override
+    public List<GenerationResult> generateAll(List<GenerationRequest> requests, List<? extends TokenSink> sinks) {
+        return lanes.generateAll(requests, sinks);
+    }
+
     /**
      * The model's next-token logits after {@code prompt} (token ids, special tokens included), one per vocabulary
      * entry, before any sampling step. Runs on a free lane like a generation.
@@ -86,6 +92,11 @@ public final class LanewayModel implements ServedModel {
      */
     public float[] nextTokenLogits(int[] prompt) {
         return lanes.nextTokenLogits(prompt);
+    }
+
+    @Override
+    public StepCounts steps() {
+        return lanes.steps();
     }
 
     /** The lanes, for diagnostics. */

@@ -9,7 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class StepPlanTest {
     /** Sequences described by their prompt tokens left: 0 means generating. */
     private static List<StepPlan.Entry> plan(int maxRows, int maxSegments, int... promptLeft) {
-        return StepPlan.plan(promptLeft.length, i -> promptLeft[i] > 0, i -> promptLeft[i], maxRows, maxSegments);
+        return StepPlan.plan(promptLeft.length, i -> promptLeft[i] > 0, i -> promptLeft[i], i -> false, maxRows,
+                maxSegments);
     }
 
     private static StepPlan.Entry e(int index, int rows) {
@@ -36,6 +37,15 @@ class StepPlanTest {
     void theBatchNeverExceedsItsRowsOrSegments() {
         assertEquals(List.of(e(0, 1), e(1, 1)), plan(2, 8, 0, 0, 0));
         assertEquals(List.of(e(0, 1), e(2, 1), e(1, 30)), plan(128, 3, 0, 30, 0, 20));
+    }
+
+    @Test
+    void aWaitingPromptGetsNoRowsAndLeavesThemToTheNext() {
+        List<StepPlan.Entry> plan = StepPlan.plan(4, i -> i != 1, i -> new int[]{300, 0, 300, 300}[i], i -> i == 2,
+                128, 8);
+        assertEquals(List.of(e(1, 1), e(0, 127)), plan);
+        plan = StepPlan.plan(4, i -> i != 1, i -> new int[]{20, 0, 300, 300}[i], i -> i == 2, 128, 8);
+        assertEquals(List.of(e(1, 1), e(0, 20), e(3, 107)), plan);
     }
 
     @Test

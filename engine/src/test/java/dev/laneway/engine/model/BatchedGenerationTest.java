@@ -7,6 +7,7 @@ import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.RouteOptions;
 import dev.laneway.spi.Sampling;
+import dev.laneway.spi.StepCounts;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -19,6 +20,7 @@ import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Requests that run at once share each step's forward and still generate what each generates alone: at 1, 2, 4 and 8
@@ -70,6 +72,120 @@ class BatchedGenerationTest {
                 clients.shutdownNow();
             }
         }
+    }
+
+    /**
+     * Prompts that begin with the same 60 tokens and arrive at once: one of them computes those tokens, every other
+     * copies them from its slot (or waits for it to get there), and each generates what it generates alone.
+     */
+    @ParameterizedTest
+    @CsvSource({"q8,fused,4,16", "f32,java,4,128", "q8,native,3,8"})
+    void concurrentPromptsComputeTheirSharedPrefixOnce(String quant, String kernels, int streams, int batch)
+            throws Exception {
+        List<Golden.Record> golden = Golden.stories260kPublic();
+        int[] shared = new int[60];
+        for (int i = 0; i < shared.length; i++) {
+            int[] source = golden.get(i % golden.size()).promptIds();
+            shared[i] = source[i % source.length];
+        }
+        List<int[]> prompts = new ArrayList<>();
+        for (int c = 0; c < streams; c++) {
+            int[] tail = golden.get(c % golden.size()).promptIds();
+            int[] prompt = java.util.Arrays.copyOf(shared, shared.length + tail.length - 1 + c);
+            System.arraycopy(tail, 1, prompt, shared.length + c, tail.length - 1);
+            prompts.add(prompt);
+        }
+        Path container = Packed.stories260k(quant);
+        List<List<GeneratedToken>> alone = new ArrayList<>();
+        try (LanewayModel model = open(container, kernels, 1, batch)) {
+            for (int[] prompt : prompts) {
+                alone.add(generate(model, prompt, 24));
+            }
+        }
+        try (LanewayModel model = open(container, kernels, streams, batch)) {
+            ExecutorService clients = Executors.newFixedThreadPool(streams);
+            try {
+                List<Future<Run>> runs = new ArrayList<>();
+                for (int[] prompt : prompts) {
+                    runs.add(clients.submit(() -> run(model, prompt, 24)));
+                }
+                int computedShared = 0;
+                for (int c = 0; c < runs.size(); c++) {
+                    Run got = runs.get(c).get();
+                    String where = quant + " " + kernels + ": prompt " + c;
+                    assertArrayEquals(ids(alone.get(c)), ids(got.tokens()), where);
+                    if (!quant.equals("f32")) {
+                        for (int t = 0; t < got.tokens().size(); t++) {
+                            assertEquals(alone.get(c).get(t).logprob(), got.tokens().get(t).logprob(), where + " " + t);
+                        }
+                    }
+                    if (got.result().cachedTokens() < shared.length) {
+                        computedShared++;
+                    }
+                }
+                assertEquals(1, computedShared, "requests that computed the shared prefix themselves");
+            } finally {
+                clients.shutdownNow();
+            }
+        }
+    }
+
+    /**
+     * The four choices of one request (sampled, each with its own seed): run together they draw what each draws
+     * alone; the prompt is computed once and copied to the other three, and they decode in the same steps.
+     */
+    @ParameterizedTest
+    @CsvSource({"q8,fused", "f32,java", "q4_1,native"})
+    void theChoicesOfOneRequestShareTheirPromptAndDecodeTogether(String quant, String kernels) {
+        int[] prompt = Golden.stories260kPublic().get(1).promptIds();
+        List<GenerationRequest> requests = new ArrayList<>();
+        for (int j = 0; j < 4; j++) {
+            requests.add(new GenerationRequest(prompt, 24, new Sampling(1.0, 0, 1, 0, 1, 64,
+                    java.util.OptionalLong.of(7 + j)), TOP, true));
+        }
+        Path container = Packed.stories260k(quant);
+        List<List<GeneratedToken>> alone = choices(open(container, kernels, 1, 128), requests, null);
+        List<GenerationResult> results = new ArrayList<>();
+        LanewayModel model = open(container, kernels, 4, 128);
+        List<List<GeneratedToken>> together = choices(model, requests, results);
+        StepCounts steps = model.steps();
+        for (int j = 0; j < 4; j++) {
+            assertArrayEquals(ids(alone.get(j)), ids(together.get(j)), "choice " + j);
+            for (int t = 0; t < 24; t++) {
+                assertEquals(alone.get(j).get(t).logprob(), together.get(j).get(t).logprob(), "choice " + j + " " + t);
+            }
+        }
+        assertEquals(3, results.stream().filter(r -> r.cachedTokens() == prompt.length - 1).count(),
+                "choices that copied the prompt: " + results);
+        assertTrue(steps.sequences() >= 3.5 * steps.steps(), "sequences per step: " + steps);
+    }
+
+    /** Runs the requests as the choices of one request; closes the model. */
+    private static List<List<GeneratedToken>> choices(LanewayModel model, List<GenerationRequest> requests,
+                                                      List<GenerationResult> results) {
+        try (model) {
+            List<List<GeneratedToken>> tokens = new ArrayList<>();
+            List<dev.laneway.spi.TokenSink> sinks = new ArrayList<>();
+            for (int j = 0; j < requests.size(); j++) {
+                List<GeneratedToken> mine = new ArrayList<>();
+                tokens.add(mine);
+                sinks.add(mine::add);
+            }
+            List<GenerationResult> got = model.generateAll(requests, sinks);
+            if (results != null) {
+                results.addAll(got);
+            }
+            return tokens;
+        }
+    }
+
+    private record Run(List<GeneratedToken> tokens, GenerationResult result) {
+    }
+
+    private static Run run(LanewayModel model, int[] prompt, int n) {
+        List<GeneratedToken> tokens = new ArrayList<>();
+        GenerationResult r = model.generate(new GenerationRequest(prompt, n, Sampling.GREEDY, TOP, true), tokens::add);
+        return new Run(tokens, r);
     }
 
     /** Lengths differ so that sequences leave the batch at different steps. */

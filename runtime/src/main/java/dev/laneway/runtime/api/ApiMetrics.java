@@ -1,10 +1,15 @@
 package dev.laneway.runtime.api;
 
+import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.StepCounts;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -17,6 +22,7 @@ import java.util.Locale;
  * Quarkus counts itself ({@code http_server_requests_seconds}).
  */
 @ApplicationScoped
+@Startup // registered at start, so that every metric is there before the first request
 public class ApiMetrics {
 
     @Inject
@@ -24,6 +30,9 @@ public class ApiMetrics {
 
     @Inject
     GenerationScheduler scheduler;
+
+    @Inject
+    ModelService models;
 
     private Counter promptTokens;
     private Counter cachedTokens;
@@ -45,10 +54,23 @@ public class ApiMetrics {
         interToken = Timer.builder("laneway.inter.token.latency")
                 .description("Mean time between a generation's tokens after the first")
                 .publishPercentileHistogram().register(registry);
+        FunctionCounter.builder("laneway.engine.steps", this, m -> m.steps().steps())
+                .description("Forward steps run, each one forward over the rows of one or more sequences")
+                .register(registry);
+        FunctionCounter.builder("laneway.engine.step.sequences", this, m -> m.steps().sequences())
+                .description("Sequences in those steps, summed over them: per step, how many ran together")
+                .register(registry);
+        FunctionCounter.builder("laneway.engine.step.tokens", this, m -> m.steps().tokens())
+                .description("Rows those steps computed (prompt and generated tokens), summed over them")
+                .register(registry);
         Gauge.builder("laneway.queue.depth", scheduler::queued)
                 .description("Requests waiting for a free stream").register(registry);
         Gauge.builder("laneway.streams.busy", scheduler::running)
                 .description("Generations running now").register(registry);
+    }
+
+    private StepCounts steps() {
+        return models.model().map(ServedModel::steps).orElse(StepCounts.NONE);
     }
 
     /** Counts one finished generation: its tokens, its latencies, and its whole time by how it ended. */

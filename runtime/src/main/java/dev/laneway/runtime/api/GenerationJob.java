@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
- * One request's generations, run on a scheduler thread one choice after another. Errors become typed replies and
- * never escape; a cancelled job stops at the model's next step.
+ * One request's generations, run from a scheduler thread: its choices together where the model can run them at once.
+ * Errors become typed replies and never escape; a cancelled job stops at the model's next step.
  */
 final class GenerationJob implements Runnable {
     private static final Logger LOG = Logger.getLogger(GenerationJob.class);
@@ -55,22 +55,39 @@ final class GenerationJob implements Runnable {
         return cancelled.get();
     }
 
+    /** The choices together (they share their prompt and decode in one batch), or in turn where a router decided. */
+    private List<GenerationResult> generate(List<GenerationRequest> requests, List<ChoiceRun> runs) {
+        if (route.isEmpty()) {
+            return model.generateAll(requests, runs);
+        }
+        List<GenerationResult> results = new ArrayList<>();
+        for (int i = 0; i < requests.size(); i++) {
+            results.add(model.generate(requests.get(i), route.get(), runs.get(i)));
+        }
+        return results;
+    }
+
     @Override
     public void run() {
         try {
-            List<ChoiceOutcome> outcomes = new ArrayList<>();
+            if (cancelled.get()) {
+                return;
+            }
             StopStrings stops = new StopStrings(params.stops());
-            for (int i = 0; i < plans.size() && !cancelled.get(); i++) {
-                ChoicePlan plan = plans.get(i);
+            List<ChoiceRun> runs = new ArrayList<>();
+            List<GenerationRequest> requests = new ArrayList<>();
+            for (ChoicePlan plan : plans) {
                 reply.choiceStarted(plan.index());
-                ChoiceRun run = new ChoiceRun(model, stops, params.wantsLogprobs(),
-                        (text, logprobs) -> reply.text(plan.index(), text, logprobs), cancelled::get);
-                GenerationRequest request = new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
-                        params.topLogprobs(), params.ignoreEos());
-                GenerationResult result = route.isPresent() ? model.generate(request, route.get(), run)
-                        : model.generate(request, run);
-                onGeneration.accept(result);
-                ChoiceOutcome outcome = run.finish(plan.index(), result);
+                runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(),
+                        (text, logprobs) -> reply.text(plan.index(), text, logprobs), cancelled::get));
+                requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
+                        params.topLogprobs(), params.ignoreEos()));
+            }
+            List<GenerationResult> results = generate(requests, runs);
+            List<ChoiceOutcome> outcomes = new ArrayList<>();
+            for (int i = 0; i < plans.size(); i++) {
+                onGeneration.accept(results.get(i));
+                ChoiceOutcome outcome = runs.get(i).finish(plans.get(i).index(), results.get(i));
                 outcomes.add(outcome);
                 boolean last = i == plans.size() - 1;
                 reply.choiceFinished(outcome, last, last ? Timings.of(outcomes) : null);

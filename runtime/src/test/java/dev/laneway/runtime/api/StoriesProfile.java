@@ -61,6 +61,17 @@ public class StoriesProfile implements QuarkusTestProfile {
         return config;
     }
 
+    /** The same server with {@code --streams 4}: one engine loop batches the running generations. */
+    public static class FourStreams extends StoriesProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            Map<String, String> config = super.getConfigOverrides();
+            config.put("laneway.streams", "4");
+            config.put("laneway.queue.max", "16");
+            return config;
+        }
+    }
+
     /** The same server with {@code --api-key}. */
     public static class WithApiKey extends StoriesProfile {
         @Override
