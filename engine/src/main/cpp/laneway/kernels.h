@@ -89,11 +89,12 @@ inline void matmul(long long pool, int isa, int layout, const signed char* w, in
     LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, streaming, x, out, batch))
 }
 
-// How weights that stream from memory are read fastest on this CPU (see nextGroup in ops.inc): prefetched in place on
-// Intel's cores, staged through L1 elsewhere (AMD's, where prefetches did not help).
+// How weights that stream from memory are read fastest on this CPU (see nextGroup in ops.inc): staged through L1 on
+// AMD's cores with AVX-512 (Zen 4 and later), where prefetches did not help; prefetched in place elsewhere, which won
+// on Intel's cores and on AMD's Zen 2.
 inline int preferredStreaming() {
     __builtin_cpu_init();
-    return __builtin_cpu_is("intel") ? PREFETCHED : STAGED;
+    return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f") ? STAGED : PREFETCHED;
 }
 
 // Bytes of the last-level cache (0 if unknown).

@@ -108,8 +108,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     }
 
     /**
-     * How weights that stream from memory are read fastest on this CPU: {@link Streaming#PREFETCHED} on Intel's cores,
-     * {@link Streaming#STAGED} elsewhere.
+     * How weights that stream from memory are read fastest on this CPU: {@link Streaming#STAGED} on AMD's cores with
+     * AVX-512, {@link Streaming#PREFETCHED} elsewhere.
      */
     public static Streaming preferredStreaming() {
         requireLoaded();
