@@ -196,7 +196,7 @@ public final class Sequence {
         if (!request.ignoreEos() && isEndOfText(token)) {
             return end(FinishReason.END_OF_TEXT);
         }
-        sampler.seen(token);
+        sampler.accepted(token);
         generated++;
         if (!sink.accept(new GeneratedToken(token, logprob, top))) {
             return end(FinishReason.STOPPED);

@@ -1,13 +1,18 @@
 package dev.laneway.engine.sample;
 
+import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.Sampling;
 
+import java.util.Arrays;
+import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 
 /**
- * Chooses the next token from logits, in llama.cpp's order: repetition penalty over the recent window, top-k, top-p,
- * min-p, then temperature and a seeded draw; temperature 0 takes the most likely token. One sampler per generation:
- * it owns its scratch arrays and its random generator, so the same seed gives the same tokens.
+ * Chooses the next token from logits, in llama.cpp's order: logit biases, repetition penalty over the recent window,
+ * presence and frequency penalties over the output so far, top-k, top-p, min-p, then temperature and a seeded draw;
+ * temperature 0 takes the most likely token. One sampler per generation: it owns its scratch arrays and its random
+ * generator, so the same seed gives the same tokens.
  */
 public final class Sampler {
     private final Sampling params;
@@ -15,24 +20,69 @@ public final class Sampler {
     private final RecentTokens recent;
     private final int[] candidates;
     private final float[] weights;
+    private final int[] biasIds;
+    private final float[] biases;
+    /** How often each token is in the output, when presence or frequency penalties are on (else null). */
+    private final int[] counts;
+    /** The distinct tokens of the output, in order of their first appearance. */
+    private int[] distinct = new int[0];
+    private int distinctCount;
 
+    /**
+     * @throws InvalidRequestException when a logit bias names a token outside the vocabulary
+     */
     public Sampler(Sampling params, int vocab) {
         this.params = params;
         this.random = new SplittableRandom(params.seed().orElseGet(() -> new SplittableRandom().nextLong()));
         this.recent = new RecentTokens(params.repeatWindow());
         this.candidates = new int[vocab];
         this.weights = new float[vocab];
+        this.biasIds = new int[params.logitBias().size()];
+        this.biases = new float[biasIds.length];
+        int i = 0;
+        for (Map.Entry<Integer, Float> bias : new TreeMap<>(params.logitBias()).entrySet()) {
+            if (bias.getKey() >= vocab) {
+                throw new InvalidRequestException("logit_bias", "logit_bias names token " + bias.getKey()
+                        + ", outside the vocabulary of " + vocab + " tokens");
+            }
+            biasIds[i] = bias.getKey();
+            biases[i++] = bias.getValue();
+        }
+        boolean penalised = params.presencePenalty() != 0 || params.frequencyPenalty() != 0;
+        this.counts = penalised ? new int[vocab] : null;
     }
 
-    /** Records a token of the prompt or the output for the repetition penalty. */
+    /** Records a token of the prompt for the repetition penalty. */
     public void seen(int token) {
         recent.add(token);
     }
 
+    /** Records a token of the output: for the repetition penalty, and the presence and frequency penalties. */
+    public void accepted(int token) {
+        recent.add(token);
+        if (counts != null && counts[token]++ == 0) {
+            if (distinctCount == distinct.length) {
+                distinct = Arrays.copyOf(distinct, Math.max(16, 2 * distinctCount));
+            }
+            distinct[distinctCount++] = token;
+        }
+    }
+
     /** The next token. {@code logits} may be modified. */
     public int sample(float[] logits, int vocab) {
+        for (int i = 0; i < biasIds.length; i++) {
+            logits[biasIds[i]] += biases[i];
+        }
         if (params.repetitionPenalty() != 1.0) {
             recent.penalise(logits, (float) params.repetitionPenalty());
+        }
+        if (counts != null) {
+            float presence = (float) params.presencePenalty();
+            float frequency = (float) params.frequencyPenalty();
+            for (int i = 0; i < distinctCount; i++) {
+                int t = distinct[i];
+                logits[t] -= counts[t] * frequency + presence;
+            }
         }
         if (params.greedy()) {
             return argmax(logits, vocab);

@@ -5,7 +5,9 @@ import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.Sampling;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 
@@ -22,10 +24,12 @@ import java.util.OptionalLong;
  * @param topLogprobs  {@link GenerationRequest#NO_LOGPROBS}, or the number of alternatives to report per token
  * @param includeUsage streamed: end with a chunk holding the usage
  * @param ignoreEos    keep generating past the end-of-text token
+ * @param logitBias    token id to the bias added to its logit
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
-                        boolean stream, boolean includeUsage, boolean ignoreEos) {
+                        boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
+                        double frequencyPenalty, Map<Integer, Float> logitBias) {
 
     static final double DEFAULT_TEMPERATURE = 0.8;
     static final int DEFAULT_TOP_K = 40;
@@ -39,12 +43,14 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
 
     GenerationParams {
         stops = List.copyOf(stops);
+        logitBias = Map.copyOf(logitBias);
     }
 
     /** The sampling of choice {@code choice}: with a seed, each choice draws from its own (seed + choice). */
     Sampling sampling(int choice) {
         OptionalLong choiceSeed = seed.isPresent() ? OptionalLong.of(seed.getAsLong() + choice) : OptionalLong.empty();
-        return new Sampling(temperature, topK, topP, minP, repetitionPenalty, REPEAT_WINDOW, choiceSeed);
+        return new Sampling(temperature, topK, topP, minP, repetitionPenalty, REPEAT_WINDOW, choiceSeed,
+                presencePenalty, frequencyPenalty, logitBias);
     }
 
     boolean wantsLogprobs() {
@@ -82,7 +88,47 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         boolean stream = r.bool("stream").orElse(false);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, penalty, seed(r), stops(r), n,
                 chat ? chatLogprobs(r) : completionLogprobs(r), stream, includeUsage(r),
-                r.bool("ignore_eos").orElse(false));
+                r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
+                openAiPenalty(r, "frequency_penalty"), logitBias(r));
+    }
+
+    /** OpenAI's presence and frequency penalties: -2 to 2, 0 (off) when absent. */
+    private static double openAiPenalty(JsonRequest r, String field) {
+        double value = r.number(field).orElse(0);
+        if (!(Math.abs(value) <= 2)) {
+            throw ApiException.invalidValue(field, field + " must be between -2 and 2, was " + value);
+        }
+        return value;
+    }
+
+    /** {@code {"token id": bias}}, each bias -100 to 100; the ids are checked against the vocabulary later. */
+    private static Map<Integer, Float> logitBias(JsonRequest r) {
+        JsonNode node = r.raw("logit_bias");
+        Map<Integer, Float> bias = new HashMap<>();
+        if (node == null || node.isNull()) {
+            return bias;
+        }
+        if (!node.isObject()) {
+            throw ApiException.invalidType("logit_bias", "logit_bias must be an object of token ids to numbers");
+        }
+        for (Map.Entry<String, JsonNode> e : (Iterable<Map.Entry<String, JsonNode>>) node::fields) {
+            int id;
+            try {
+                id = Integer.parseInt(e.getKey());
+            } catch (NumberFormatException notAnId) {
+                throw ApiException.invalidValue("logit_bias", "logit_bias keys are token ids, was \""
+                        + e.getKey() + "\"");
+            }
+            if (id < 0) {
+                throw ApiException.invalidValue("logit_bias", "logit_bias keys are token ids, was " + id);
+            }
+            if (!e.getValue().isNumber() || !(Math.abs(e.getValue().doubleValue()) <= 100)) {
+                throw ApiException.invalidValue("logit_bias", "the bias of token " + id
+                        + " must be a number between -100 and 100, was " + e.getValue());
+            }
+            bias.put(id, e.getValue().floatValue());
+        }
+        return bias;
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -180,21 +226,12 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
 
     /** Fields whose meaning this server does not implement are refused by name rather than ignored. */
     private static void rejectUnsupported(JsonRequest r) {
-        for (String penalty : List.of("presence_penalty", "frequency_penalty")) {
-            if (r.number(penalty).orElse(0) != 0) {
-                throw ApiException.invalidValue(penalty, penalty + " is not supported; use repetition_penalty");
-            }
-        }
         if (r.bool("echo").orElse(false)) {
             throw ApiException.invalidValue("echo", "echo is not supported");
         }
         JsonNode suffix = r.raw("suffix");
         if (suffix != null && !(suffix.isTextual() && suffix.textValue().isEmpty())) {
             throw ApiException.invalidValue("suffix", "suffix is not supported");
-        }
-        JsonNode bias = r.raw("logit_bias");
-        if (bias != null && !bias.isEmpty()) {
-            throw ApiException.invalidValue("logit_bias", "logit_bias is not supported");
         }
         JsonNode tools = r.raw("tools");
         if (tools != null && !tools.isEmpty()) {

@@ -133,6 +133,11 @@ public class GenerationService {
     /** n choices of one prompt, after checking that the prompt leaves room for at least one token. */
     private static void addChoices(List<ChoicePlan> plans, ServedModel model, int[] ids, GenerationParams params,
                                    String param) {
+        int vocab = model.info().vocabSize();
+        params.logitBias().keySet().stream().filter(id -> id >= vocab).findFirst().ifPresent(id -> {
+            throw ApiException.invalidValue("logit_bias", "logit_bias names token " + id + ", outside the vocabulary"
+                    + " (0 to " + (vocab - 1) + ")");
+        });
         int context = model.info().contextLength();
         if (ids.length >= context) {
             throw ApiException.contextExceeded(param, "the prompt is " + ids.length + " tokens, but the model's "

@@ -199,6 +199,27 @@ class StoriesServerTest {
     }
 
     @Test
+    void logitBiasesBanAndForceTokens() {
+        // The comma as it follows "time": the token the greedy continuation starts with.
+        List<Integer> prompt = post("/tokenize", "{\"content\":\"Once upon a time\"}").then().extract().path("tokens");
+        List<Integer> withComma = post("/tokenize", "{\"content\":\"Once upon a time,\"}").then().extract()
+                .path("tokens");
+        assertEquals(prompt, withComma.subList(0, withComma.size() - 1));
+        int comma = withComma.get(withComma.size() - 1);
+        String base = "{\"prompt\":\"Once upon a time\",\"max_tokens\":4,\"temperature\":0";
+        post("/v1/completions", base + "}").then().statusCode(200).body("choices[0].text", equalTo(", there was a"));
+        String banned = post("/v1/completions", base + ",\"logit_bias\":{\"" + comma + "\":-100}}").then()
+                .statusCode(200).extract().path("choices[0].text");
+        assertFalse(banned.contains(","), banned);
+        post("/v1/completions", base + ",\"logit_bias\":{\"" + comma + "\":100}}").then().statusCode(200)
+                .body("choices[0].text", equalTo(",,,,"));
+        post("/v1/completions", base + ",\"logit_bias\":{\"99999\":1}}").then().statusCode(400)
+                .body("error.param", equalTo("logit_bias"));
+        post("/v1/completions", base + ",\"presence_penalty\":1.5,\"frequency_penalty\":0.5}").then()
+                .statusCode(200);
+    }
+
+    @Test
     void theSameSeedGivesTheSameText() {
         String base = "{\"prompt\":\"Once upon a time\",\"max_tokens\":32,\"temperature\":1.0,\"top_k\":0,"
                 + "\"top_p\":1,\"min_p\":0,\"seed\":";
