@@ -44,7 +44,7 @@ public sealed interface RoutingInput permits RoutingInput.Prompt, RoutingInput.C
                 if (sb.length() > 0) {
                     sb.append('\n');
                 }
-                sb.append(m.content());
+                sb.append(m.text());
             }
             return sb.toString();
         }

@@ -1,6 +1,7 @@
 package dev.laneway.spi;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -32,6 +33,21 @@ public interface ServedModel extends AutoCloseable {
      * @throws InvalidRequestException when the template rejects the conversation (e.g. roles out of order)
      */
     String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt);
+
+    /**
+     * Renders a conversation with extra template variables ({@code tools}, a request's {@code chat_template_kwargs}
+     * such as {@code enable_thinking}); the template's standard variables win over extras of the same name. A model
+     * without a template engine that takes variables refuses any.
+     *
+     * @throws InvalidRequestException when the template rejects the conversation, or the model takes no variables
+     */
+    default String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
+        if (!variables.isEmpty()) {
+            throw new InvalidRequestException(variables.keySet().iterator().next(), "this model's chat template takes"
+                    + " no variables besides the conversation");
+        }
+        return renderChat(messages, addGenerationPrompt);
+    }
 
     /**
      * Generates a continuation of {@code request.prompt()}, handing each token to {@code sink} as it is chosen.

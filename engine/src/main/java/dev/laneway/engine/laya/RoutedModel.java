@@ -79,6 +79,11 @@ public final class RoutedModel implements ServedModel {
     }
 
     @Override
+    public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
+        return primary.renderChat(messages, addGenerationPrompt, variables);
+    }
+
+    @Override
     public Optional<RouteDecision> route(RoutingInput input) {
         return Optional.of(router.route(input));
     }

@@ -22,10 +22,10 @@ import java.util.Map;
  */
 public final class LanewayModel implements ServedModel {
 
-    /** Renders a conversation into prompt text. */
+    /** Renders a conversation into prompt text, with extra template variables ({@code tools}, ...). */
     @FunctionalInterface
     public interface ChatRenderer {
-        String render(List<ChatMessage> messages, boolean addGenerationPrompt);
+        String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables);
     }
 
     private final String id;
@@ -70,7 +70,12 @@ public final class LanewayModel implements ServedModel {
 
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
-        return chat.render(messages, addGenerationPrompt);
+        return chat.render(messages, addGenerationPrompt, Map.of());
+    }
+
+    @Override
+    public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
+        return chat.render(messages, addGenerationPrompt, variables);
     }
 
     @Override

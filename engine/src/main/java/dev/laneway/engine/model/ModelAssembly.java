@@ -272,9 +272,9 @@ public final class ModelAssembly {
 
     private static LanewayModel.ChatRenderer chat(TextTokenizer t) {
         ChatTemplate template = t.chatTemplate();
-        return (messages, addGenerationPrompt) -> {
+        return (messages, addGenerationPrompt, variables) -> {
             try {
-                return template.render(messages, addGenerationPrompt);
+                return template.render(messages, addGenerationPrompt, variables);
             } catch (ChatTemplateException e) {
                 throw new InvalidRequestException("messages", e.getMessage());
             }

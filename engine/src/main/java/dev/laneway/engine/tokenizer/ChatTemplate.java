@@ -23,7 +23,8 @@ import java.util.stream.Collectors;
  * A model's chat template: Jinja text that turns a conversation into the prompt the model was trained on, rendered as
  * Hugging Face's {@code apply_chat_template} does (trim_blocks and lstrip_blocks on).
  *
- * <p>The template sees {@code messages} (a list of {@code {role, content}} dicts), {@code add_generation_prompt},
+ * <p>The template sees {@code messages} (a list of dicts: {@code role}, {@code content} and the message's other
+ * fields, such as {@code tool_calls}), {@code add_generation_prompt},
  * {@code bos_token} and {@code eos_token}, the functions {@code raise_exception(msg)} and {@code strftime_now(fmt)},
  * and the Python string and dict methods templates call ({@code .strip()}, {@code .startswith()},
  * {@code .items()}, ...). The rendered text usually begins with the BOS token's text when the model wants one; encode
@@ -87,6 +88,7 @@ public final class ChatTemplate {
             Map<String, Object> dict = new LinkedHashMap<>();
             dict.put("role", m.role());
             dict.put("content", m.content());
+            dict.putAll(m.fields());
             dicts.add(dict);
         }
         vars.put("messages", dicts);
@@ -151,6 +153,8 @@ public final class ChatTemplate {
         jinja.registerFunction(new ELFunctionDefinition("", "strftime_now", TemplateFunctions.class,
                 "strftimeNow", String.class));
         jinja.registerFilter(new PythonJson());
+        jinja.registerFilter(new PythonItems());
+        jinja.getGlobalContext().registerExpTest(new PythonIterable());
         // include, import and from find nothing: a template reads no file and no class path resource.
         jinja.setResourceLocator((name, encoding, interpreter) -> {
             throw new ResourceNotFoundException("a chat template cannot load \"" + name + "\"");

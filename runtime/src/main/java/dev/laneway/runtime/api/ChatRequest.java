@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.laneway.spi.ChatMessage;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -12,11 +13,15 @@ import java.util.Optional;
  * {@code POST /v1/chat/completions}: a conversation, rendered with the model's chat template.
  *
  * @param model    the model asked for; empty: the served one
- * @param messages the conversation, content flattened to text
+ * @param messages the conversation, content flattened to text; each message's tool calls, tool call id, name and
+ *                 reasoning content kept for the chat template
  */
 record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params) {
 
     /** The roles a message may have; {@code developer} is OpenAI's newer name for {@code system}. */
+    private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
+            new com.fasterxml.jackson.databind.ObjectMapper();
+
     private static final Map<String, String> ROLES = Map.of("system", "system", "developer", "system",
             "user", "user", "assistant", "assistant", "tool", "tool");
 
@@ -58,7 +63,90 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
             throw ApiException.invalidValue(param + ".role", "unknown role '" + role.textValue()
                     + "'; expected system, developer, user, assistant or tool");
         }
-        return new ChatMessage(mapped, content(node.get("content"), param + ".content"));
+        Map<String, Object> fields = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> field : (Iterable<Map.Entry<String, JsonNode>>) node::fields) {
+            String name = field.getKey();
+            JsonNode value = field.getValue();
+            String fieldParam = param + "." + name;
+            switch (name) {
+                case "role", "content" -> {
+                }
+                case "name", "tool_call_id", "reasoning_content" -> {
+                    if (!value.isNull()) {
+                        if (!value.isTextual()) {
+                            throw ApiException.invalidType(fieldParam, fieldParam + " must be a string");
+                        }
+                        fields.put(name, value.textValue());
+                    }
+                }
+                case "tool_calls" -> {
+                    if (!value.isNull() && !value.isEmpty()) {
+                        fields.put(name, toolCalls(value, fieldParam));
+                    }
+                }
+                default -> {
+                    // What OpenAI's SDKs send back with an assistant message they received, empty, carries nothing.
+                    if (!value.isNull() && !(value.isContainerNode() && value.isEmpty())) {
+                        throw ApiException.invalidValue(fieldParam, fieldParam + " is not supported");
+                    }
+                }
+            }
+        }
+        JsonNode content = node.get("content");
+        if ((content == null || content.isNull()) && fields.containsKey("tool_calls")) {
+            return new ChatMessage(mapped, null, fields);
+        }
+        return new ChatMessage(mapped, content(content, param + ".content"), fields);
+    }
+
+    /**
+     * An assistant message's tool calls, for the chat template: each {@code {id, type: "function", function: {name,
+     * arguments}}}, the arguments (a JSON text, as OpenAI sends them) parsed into the object templates expect.
+     */
+    private static List<Object> toolCalls(JsonNode node, String param) {
+        if (!node.isArray()) {
+            throw ApiException.invalidType(param, param + " must be a list of tool calls");
+        }
+        List<Object> calls = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            String callParam = param + "[" + i + "]";
+            JsonNode call = node.get(i);
+            JsonNode function = call.path("function");
+            if (!call.isObject() || !function.isObject() || !function.path("name").isTextual()) {
+                throw ApiException.invalidType(callParam, callParam + " must be {\"id\", \"type\": \"function\","
+                        + " \"function\": {\"name\", \"arguments\"}}");
+            }
+            if (!"function".equals(call.path("type").asText("function"))) {
+                throw ApiException.invalidValue(callParam + ".type", "only function tool calls are supported");
+            }
+            Map<String, Object> parsed = new LinkedHashMap<>();
+            if (call.hasNonNull("id")) {
+                parsed.put("id", call.get("id").asText());
+            }
+            parsed.put("type", "function");
+            Map<String, Object> fn = new LinkedHashMap<>();
+            fn.put("name", function.get("name").textValue());
+            fn.put("arguments", arguments(function.get("arguments"), callParam + ".function.arguments"));
+            parsed.put("function", fn);
+            calls.add(parsed);
+        }
+        return calls;
+    }
+
+    private static Object arguments(JsonNode node, String param) {
+        JsonNode value = node;
+        if (node != null && node.isTextual()) {
+            try {
+                value = MAPPER.readTree(node.textValue());
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw ApiException.invalidValue(param, param + " must be a JSON object, was not JSON: "
+                        + e.getOriginalMessage());
+            }
+        }
+        if (value == null || !value.isObject()) {
+            throw ApiException.invalidType(param, param + " must be a JSON object (or the text of one)");
+        }
+        return MAPPER.convertValue(value, Object.class);
     }
 
     /** A string, or a list of {@code {"type":"text","text":...}} parts joined by newlines; null reads as empty. */

@@ -1,6 +1,7 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.spi.ChatMessage;
 import dev.laneway.spi.GenerationRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -8,9 +9,11 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -111,11 +114,31 @@ class RequestReadingTest {
             "{\"messages\":[{\"role\":\"user\",\"content\":5}]}             | messages[0].content",
             "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]} | messages[0].content[0]",
             "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"top_logprobs\":2} | top_logprobs",
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"a\",\"audio\":{\"id\":\"x\"}}]} | messages[0].audio",
+            "{\"messages\":[{\"role\":\"tool\",\"content\":\"a\",\"tool_call_id\":5}]} | messages[0].tool_call_id",
+            "{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{x\"}}]}]} | messages[0].tool_calls[0].function.arguments",
+            "{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"type\":\"function\"}]}]} | messages[0].tool_calls[0]",
     })
     void refusesBadChatFieldsByName(String body, String param) {
         ApiException e = assertThrows(ApiException.class, () -> ChatRequest.read(json(body)));
         assertEquals(400, e.status());
         assertEquals(param, e.body().error().param());
+    }
+
+    @Test
+    void everyFieldOfAMessageReachesTheTemplate() {
+        ChatRequest r = ChatRequest.read(json("{\"messages\":[{\"role\":\"user\",\"content\":\"weather?\","
+                + "\"name\":\"ann\"},{\"role\":\"assistant\",\"content\":null,\"refusal\":null,\"annotations\":[],"
+                + "\"reasoning_content\":\"look it up\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
+                + "\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},"
+                + "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"18\"}]}"));
+        assertEquals(Map.of("name", "ann"), r.messages().get(0).fields());
+        ChatMessage call = r.messages().get(1);
+        assertNull(call.content());
+        assertEquals("look it up", call.fields().get("reasoning_content"));
+        assertEquals(List.of(Map.of("id", "c1", "type", "function", "function",
+                Map.of("name", "get_weather", "arguments", Map.of("city", "Paris")))), call.fields().get("tool_calls"));
+        assertEquals(Map.of("tool_call_id", "c1"), r.messages().get(2).fields());
     }
 
     @Test
