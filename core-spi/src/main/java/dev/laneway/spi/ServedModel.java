@@ -34,6 +34,11 @@ public interface ServedModel extends AutoCloseable {
      */
     String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt);
 
+    /** The Jinja source of the model's chat template, when it has one (tool-call formats are read from it). */
+    default Optional<String> chatTemplateSource() {
+        return Optional.empty();
+    }
+
     /**
      * Renders a conversation with extra template variables ({@code tools}, a request's {@code chat_template_kwargs}
      * such as {@code enable_thinking}); the template's standard variables win over extras of the same name. A model

@@ -84,6 +84,11 @@ public final class RoutedModel implements ServedModel {
     }
 
     @Override
+    public Optional<String> chatTemplateSource() {
+        return primary.chatTemplateSource();
+    }
+
+    @Override
     public Optional<RouteDecision> route(RoutingInput input) {
         return Optional.of(router.route(input));
     }

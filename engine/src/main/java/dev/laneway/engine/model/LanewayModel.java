@@ -23,9 +23,11 @@ import java.util.Map;
 public final class LanewayModel implements ServedModel {
 
     /** Renders a conversation into prompt text, with extra template variables ({@code tools}, ...). */
-    @FunctionalInterface
     public interface ChatRenderer {
         String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables);
+
+        /** The template's Jinja source. */
+        String source();
     }
 
     private final String id;
@@ -76,6 +78,11 @@ public final class LanewayModel implements ServedModel {
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
         return chat.render(messages, addGenerationPrompt, variables);
+    }
+
+    @Override
+    public java.util.Optional<String> chatTemplateSource() {
+        return java.util.Optional.of(chat.source());
     }
 
     @Override

@@ -22,6 +22,7 @@ import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.engine.tokenizer.ChatTemplateException;
 import dev.laneway.engine.tokenizer.TextTokenizer;
 import dev.laneway.engine.tokenizer.TokenizerLoader;
+import dev.laneway.spi.ChatMessage;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.RouteContext;
@@ -272,11 +273,20 @@ public final class ModelAssembly {
 
     private static LanewayModel.ChatRenderer chat(TextTokenizer t) {
         ChatTemplate template = t.chatTemplate();
-        return (messages, addGenerationPrompt, variables) -> {
-            try {
-                return template.render(messages, addGenerationPrompt, variables);
-            } catch (ChatTemplateException e) {
-                throw new InvalidRequestException("messages", e.getMessage());
+        return new LanewayModel.ChatRenderer() {
+            @Override
+            public String render(List<ChatMessage> messages, boolean addGenerationPrompt,
+                                 Map<String, Object> variables) {
+                try {
+                    return template.render(messages, addGenerationPrompt, variables);
+                } catch (ChatTemplateException e) {
+                    throw new InvalidRequestException("messages", e.getMessage());
+                }
+            }
+
+            @Override
+            public String source() {
+                return template.source();
             }
         };
     }

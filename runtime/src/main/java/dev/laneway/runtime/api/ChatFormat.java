@@ -38,8 +38,21 @@ final class ChatFormat implements ReplyFormat {
 
     @Override
     public Object closing(ChoiceOutcome outcome, Timings timings) {
-        return chunk(List.of(new ChunkChoice(outcome.index(), new Delta(null, null), null, outcome.finishReason())),
-                null, timings);
+        Delta delta = outcome.toolCalls().isEmpty() ? new Delta(null, null)
+                : new Delta(null, null, toolCalls(outcome, true));
+        return chunk(List.of(new ChunkChoice(outcome.index(), delta, null, outcome.finishReason())), null, timings);
+    }
+
+    /** The outcome's tool calls as OpenAI writes them, each with a fresh id; indexed when streamed. */
+    private static List<ChatWire.ToolCall> toolCalls(ChoiceOutcome outcome, boolean indexed) {
+        List<ChatWire.ToolCall> calls = new java.util.ArrayList<>();
+        for (int i = 0; i < outcome.toolCalls().size(); i++) {
+            ToolCallFormat.Call call = outcome.toolCalls().get(i);
+            calls.add(new ChatWire.ToolCall(indexed ? i : null, "call_" + java.util.UUID.randomUUID().toString()
+                    .replace("-", "").substring(0, 24), "function", new ChatWire.Function(call.name(),
+                    call.arguments())));
+        }
+        return calls;
     }
 
     @Override
@@ -50,8 +63,8 @@ final class ChatFormat implements ReplyFormat {
     @Override
     public Object response(List<ChoiceOutcome> outcomes, Usage usage, Timings timings) {
         List<Choice> choices = outcomes.stream()
-                .map(o -> new Choice(o.index(), new Message(ROLE, o.text()), Logprobs.of(o.logprobs(), logprobs),
-                        o.finishReason()))
+                .map(o -> new Choice(o.index(), new Message(ROLE, o.text(), toolCalls(o, false)),
+                        Logprobs.of(o.logprobs(), logprobs), o.finishReason()))
                 .toList();
         return new ChatCompletion(header.id(), OBJECT, header.created(), header.model(), choices, usage, timings);
     }

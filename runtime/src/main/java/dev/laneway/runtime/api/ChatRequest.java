@@ -13,10 +13,14 @@ import java.util.Optional;
  * {@code POST /v1/chat/completions}: a conversation, rendered with the model's chat template.
  *
  * @param model    the model asked for; empty: the served one
- * @param messages the conversation, content flattened to text; each message's tool calls, tool call id, name and
- *                 reasoning content kept for the chat template
+ * @param messages          the conversation, content flattened to text; each message's tool calls, tool call id,
+ *                          name and reasoning content kept for the chat template
+ * @param tools             the tools offered, as the template sees them; empty when none are (or
+ *                          {@code tool_choice} is {@code none})
+ * @param parallelToolCalls whether an answer may make more than one call
  */
-record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params) {
+record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params, List<Object> tools,
+                   boolean parallelToolCalls) {
 
     /** The roles a message may have; {@code developer} is OpenAI's newer name for {@code system}. */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
@@ -27,10 +31,59 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
 
     ChatRequest {
         messages = List.copyOf(messages);
+        tools = List.copyOf(tools);
     }
 
     static ChatRequest read(JsonRequest r) {
-        return new ChatRequest(r.string("model"), messages(r.raw("messages")), GenerationParams.read(r, true));
+        List<Object> tools = tools(r.raw("tools"));
+        JsonNode choice = r.raw("tool_choice");
+        if (choice != null && !choice.isNull()) {
+            if (!choice.isTextual() || !List.of("none", "auto", "required").contains(choice.textValue())) {
+                throw ApiException.invalidValue("tool_choice", "a named tool_choice is not supported yet: it needs"
+                        + " constrained decoding; use \"auto\" or \"none\"");
+            }
+            if (choice.textValue().equals("required")) {
+                throw ApiException.invalidValue("tool_choice", "tool_choice \"required\" is not supported yet: it"
+                        + " needs constrained decoding; use \"auto\" or \"none\"");
+            }
+            if (choice.textValue().equals("none")) {
+                tools = List.of();
+            }
+        }
+        boolean parallel = r.bool("parallel_tool_calls").orElse(true);
+        return new ChatRequest(r.string("model"), messages(r.raw("messages")), GenerationParams.read(r, true), tools,
+                parallel);
+    }
+
+    /** {@code [{"type": "function", "function": {"name", "description", "parameters"}}]}, checked, for the template. */
+    private static List<Object> tools(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return List.of();
+        }
+        if (!node.isArray()) {
+            throw ApiException.invalidType("tools", "tools must be a list of tools");
+        }
+        List<Object> tools = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            String param = "tools[" + i + "]";
+            JsonNode tool = node.get(i);
+            if (!tool.isObject() || !"function".equals(tool.path("type").asText())) {
+                throw ApiException.invalidValue(param, param + " must be {\"type\": \"function\", \"function\":"
+                        + " {...}}; only function tools are supported");
+            }
+            JsonNode function = tool.get("function");
+            if (function == null || !function.isObject() || !function.path("name").isTextual()) {
+                throw ApiException.invalidType(param + ".function", param + ".function must be an object with a"
+                        + " name");
+            }
+            JsonNode parameters = function.get("parameters");
+            if (parameters != null && !parameters.isObject()) {
+                throw ApiException.invalidType(param + ".function.parameters", "the parameters must be a JSON"
+                        + " schema object");
+            }
+            tools.add(MAPPER.convertValue(tool, Object.class));
+        }
+        return tools;
     }
 
     private static List<ChatMessage> messages(JsonNode node) {

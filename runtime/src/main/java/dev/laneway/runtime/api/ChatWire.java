@@ -21,7 +21,18 @@ final class ChatWire {
     record Choice(int index, Message message, Logprobs logprobs, String finishReason) {
     }
 
-    record Message(String role, String content) {
+    /** The answer: content is null when it only calls tools; tool_calls appear when it calls any. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Message(String role, String content,
+                   @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ToolCall> toolCalls) {
+    }
+
+    /** A tool call; {@code index} only in a streamed delta, where it says which call a piece belongs to. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record ToolCall(Integer index, String id, String type, Function function) {
+    }
+
+    record Function(String name, String arguments) {
     }
 
     /** A streamed chunk; usage and timings appear only at the end. */
@@ -35,9 +46,16 @@ final class ChatWire {
     record ChunkChoice(int index, Delta delta, Logprobs logprobs, String finishReason) {
     }
 
-    /** What a chunk adds to the message: the role first, then content; {@code {}} in the last chunk. */
+    /**
+     * What a chunk adds to the message: the role first, then content, the tool calls whole in the last chunk, or
+     * {@code {}} there when there are none.
+     */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Delta(String role, String content) {
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Delta(String role, String content, List<ToolCall> toolCalls) {
+        Delta(String role, String content) {
+            this(role, content, null);
+        }
     }
 
     /** Chat logprobs: one entry per token. */

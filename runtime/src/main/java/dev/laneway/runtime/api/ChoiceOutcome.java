@@ -8,15 +8,35 @@ import java.util.List;
  * How one choice ended.
  *
  * @param index        the choice's index in the response
- * @param text         its text, without a matched stop string
- * @param finishReason {@code stop} or {@code length}
+ * @param text         its text, without a matched stop string; with tool calls, the text before them (or null)
+ * @param finishReason {@code stop}, {@code length} or {@code tool_calls}
  * @param logprobs     the reported tokens (empty unless asked)
  * @param result       the model's account: token counts and timings
+ * @param toolCalls    the tool calls its text held, when the request offered tools
  */
 record ChoiceOutcome(int index, String text, String finishReason, List<TokenLogprob> logprobs,
-                     GenerationResult result) {
+                     GenerationResult result, List<ToolCallFormat.Call> toolCalls) {
 
     ChoiceOutcome {
         logprobs = List.copyOf(logprobs);
+        toolCalls = List.copyOf(toolCalls);
+    }
+
+    ChoiceOutcome(int index, String text, String finishReason, List<TokenLogprob> logprobs, GenerationResult result) {
+        this(index, text, finishReason, logprobs, result, List.of());
+    }
+
+    /**
+     * The outcome with its text read back as {@code format}'s tool calls: when it holds any, the content is the text
+     * before them (null when none) and the finish reason {@code tool_calls}; {@code parallel} false keeps the first.
+     */
+    ChoiceOutcome withToolCalls(ToolCallFormat format, boolean parallel) {
+        ToolCallFormat.Parsed parsed = format.parse(text);
+        if (parsed.calls().isEmpty()) {
+            return this;
+        }
+        List<ToolCallFormat.Call> calls = parallel ? parsed.calls() : parsed.calls().subList(0, 1);
+        return new ChoiceOutcome(index, parsed.content(), finishReason.equals("stop") ? "tool_calls" : finishReason,
+                logprobs, result, calls);
     }
 }

@@ -59,7 +59,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
 
     /** Reads and checks the shared fields; {@code chat} selects the chat endpoint's spelling of logprobs. */
     static GenerationParams read(JsonRequest r, boolean chat) {
-        rejectUnsupported(r);
+        rejectUnsupported(r, chat);
         OptionalInt maxTokens = maxTokens(r, chat);
         double temperature = r.number("temperature").orElse(DEFAULT_TEMPERATURE);
         if (!(temperature >= 0) || Double.isInfinite(temperature)) {
@@ -225,7 +225,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     }
 
     /** Fields whose meaning this server does not implement are refused by name rather than ignored. */
-    private static void rejectUnsupported(JsonRequest r) {
+    private static void rejectUnsupported(JsonRequest r, boolean chat) {
         if (r.bool("echo").orElse(false)) {
             throw ApiException.invalidValue("echo", "echo is not supported");
         }
@@ -234,8 +234,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
             throw ApiException.invalidValue("suffix", "suffix is not supported");
         }
         JsonNode tools = r.raw("tools");
-        if (tools != null && !tools.isEmpty()) {
-            throw ApiException.invalidValue("tools", "tools are not supported");
+        if (!chat && tools != null && !tools.isEmpty()) {
+            throw ApiException.invalidValue("tools", "tools are for /v1/chat/completions");
         }
         JsonNode format = r.raw("response_format");
         if (format != null && !"text".equals(format.path("type").asText("text"))) {

@@ -16,6 +16,7 @@ import org.jboss.logging.Logger;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -61,15 +62,19 @@ public class GenerationService {
         }
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
         ReplyHeader header = ReplyHeader.fresh("cmpl-", model.id());
-        return run(model, route, plans, promptTokens, params, new CompletionFormat(header, params.wantsLogprobs()));
+        return run(model, route, plans, promptTokens, params, new CompletionFormat(header, params.wantsLogprobs()),
+                Optional.empty());
     }
 
     /** {@code /v1/chat/completions}. */
     Answer chat(ChatRequest request) {
         ServedModel model = modelFor(request.model());
+        Optional<ToolUse> tools = toolUse(model, request);
         String rendered;
         try {
-            rendered = model.renderChat(request.messages(), true);
+            rendered = tools.isPresent()
+                    ? model.renderChat(request.messages(), true, Map.of("tools", request.tools()))
+                    : model.renderChat(request.messages(), true);
         } catch (InvalidRequestException e) {
             throw ApiException.invalidValue(e.param() == null ? "messages" : e.param(), e.getMessage());
         }
@@ -79,7 +84,21 @@ public class GenerationService {
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
         ReplyHeader header = ReplyHeader.fresh("chatcmpl-", model.id());
         return run(model, route, plans, ids.length, request.params(), new ChatFormat(header,
-                request.params().wantsLogprobs()));
+                request.params().wantsLogprobs()), tools);
+    }
+
+    /** How the answer's tool calls are read, when the request offers tools: the format the model's template writes. */
+    private static Optional<ToolUse> toolUse(ServedModel model, ChatRequest request) {
+        if (request.tools().isEmpty()) {
+            return Optional.empty();
+        }
+        ToolCallFormat format = model.chatTemplateSource().flatMap(ToolCallFormat::of).orElseThrow(() ->
+                ApiException.invalidValue("tools", "this model's chat template writes tool calls in no format Laneway"
+                        + " reads back (<tool_call> as Hermes and Qwen, [TOOL_CALLS] as Mistral, Llama 3.x's JSON)"));
+        if (request.params().wantsLogprobs()) {
+            throw ApiException.invalidValue("logprobs", "logprobs together with tools are not supported");
+        }
+        return Optional.of(new ToolUse(format, request.parallelToolCalls()));
     }
 
     /**
@@ -115,16 +134,16 @@ public class GenerationService {
     }
 
     private Answer run(ServedModel model, Optional<RouteDecision> route, List<ChoicePlan> plans, int promptTokens,
-                       GenerationParams params, ReplyFormat format) {
+                       GenerationParams params, ReplyFormat format, Optional<ToolUse> tools) {
         if (params.stream()) {
             UnicastProcessor<byte[]> frames = UnicastProcessor.create();
-            GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params,
+            GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, tools,
                     new StreamReply(format, frames, params.includeUsage(), mapper), metrics::generation);
             scheduler.submit(job);
             return new Answer.Stream(frames.onTermination().invoke(job::cancel), route);
         }
         CompletableFuture<HttpReply> reply = new CompletableFuture<>();
-        GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params,
+        GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, tools,
                 new CollectedReply(format, reply, mapper), metrics::generation);
         scheduler.submit(job);
         return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel), route);

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -104,6 +105,19 @@ public final class ScriptedModel implements ServedModel {
             text.append('<').append(m.role()).append('>').append(m.content()).append('\n');
         }
         return addGenerationPrompt ? text.append("<assistant>").toString() : text.toString();
+    }
+
+    /** Its "template" writes tools as a line of their names and reads calls back as {@code <tool_call>}s. */
+    @Override
+    public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
+        Object tools = variables.get("tools");
+        String offered = tools instanceof List<?> list ? "<tools>" + list.size() + "\n" : "";
+        return offered + renderChat(messages, addGenerationPrompt);
+    }
+
+    @Override
+    public Optional<String> chatTemplateSource() {
+        return Optional.of("{{ tools }} <tool_call>");
     }
 
     @Override

@@ -22,6 +22,8 @@ import java.util.concurrent.TimeUnit;
 
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasKey;
+import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
@@ -210,6 +212,62 @@ class ScriptedServerTest {
                 .body("choices[0].message.content", equalTo("Hi there"))
                 .body("choices[0].finish_reason", equalTo("stop"))
                 .body("usage.completion_tokens", equalTo(8));
+    }
+
+    private static final String TOOLS = "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+            + "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}}]";
+    private static final String CALLING = "say:Checking.<tool_call>{\\\"name\\\":\\\"get_weather\\\","
+            + "\\\"arguments\\\":{\\\"city\\\":\\\"Paris\\\"}}</tool_call>";
+
+    private static String chatWithTools(String content, String more) {
+        return "{\"messages\":[{\"role\":\"user\",\"content\":\"" + content + "\"}]," + TOOLS + more + "}";
+    }
+
+    @Test
+    void anAnswerThatCallsAToolComesBackAsToolCalls() {
+        post("/v1/chat/completions", chatWithTools(CALLING, "")).then().statusCode(200)
+                .body("choices[0].finish_reason", equalTo("tool_calls"))
+                .body("choices[0].message.content", equalTo("Checking."))
+                .body("choices[0].message.tool_calls[0].type", equalTo("function"))
+                .body("choices[0].message.tool_calls[0].id", startsWith("call_"))
+                .body("choices[0].message.tool_calls[0].function.name", equalTo("get_weather"))
+                .body("choices[0].message.tool_calls[0].function.arguments", equalTo("{\"city\":\"Paris\"}"));
+        // Without a call, or with a malformed one, the answer is text.
+        post("/v1/chat/completions", chatWithTools("say:<tool_call>oops</tool_call>", "")).then().statusCode(200)
+                .body("choices[0].finish_reason", equalTo("stop"))
+                .body("choices[0].message.content", equalTo("<tool_call>oops</tool_call>"))
+                .body("choices[0].message", not(hasKey("tool_calls")));
+        post("/v1/chat/completions", chatWithTools(CALLING, ",\"tool_choice\":\"none\"")).then().statusCode(200)
+                .body("choices[0].finish_reason", equalTo("stop"));
+    }
+
+    @Test
+    void streamedToolCallsComeWholeInTheLastChunk() {
+        String body = post("/v1/chat/completions", chatWithTools(CALLING, ",\"stream\":true")).then().statusCode(200)
+                .extract().asString();
+        List<JsonPath> chunks = ServerSentEvents.chunks(body);
+        assertEquals("Checking.", ServerSentEvents.text(chunks));
+        JsonPath last = chunks.get(chunks.size() - 1);
+        assertEquals("tool_calls", last.getString("choices[0].finish_reason"));
+        assertEquals(0, last.getInt("choices[0].delta.tool_calls[0].index"));
+        assertEquals("get_weather", last.getString("choices[0].delta.tool_calls[0].function.name"));
+        assertEquals("{\"city\":\"Paris\"}", last.getString("choices[0].delta.tool_calls[0].function.arguments"));
+        String malformed = post("/v1/chat/completions", chatWithTools("say:a <tool_call>oops", ",\"stream\":true"))
+                .then().statusCode(200).extract().asString();
+        assertEquals("a <tool_call>oops", ServerSentEvents.text(ServerSentEvents.chunks(malformed)));
+    }
+
+    @Test
+    void toolChoicesThatNeedConstrainedDecodingAreRefusedByName() {
+        post("/v1/chat/completions", chatWithTools("say:x", ",\"tool_choice\":\"required\"")).then().statusCode(400)
+                .body("error.param", equalTo("tool_choice"));
+        post("/v1/chat/completions", chatWithTools("say:x", ",\"tool_choice\":{\"type\":\"function\","
+                + "\"function\":{\"name\":\"get_weather\"}}")).then().statusCode(400)
+                .body("error.param", equalTo("tool_choice"));
+        post("/v1/completions", "{\"prompt\":\"say:x\"," + TOOLS + "}").then().statusCode(400)
+                .body("error.param", equalTo("tools"));
+        post("/v1/chat/completions", chatWithTools("say:x", ",\"logprobs\":true")).then().statusCode(400)
+                .body("error.param", equalTo("logprobs"));
     }
 
     @Test

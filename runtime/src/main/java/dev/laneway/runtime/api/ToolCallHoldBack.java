@@ -1,0 +1,30 @@
+package dev.laneway.runtime.api;
+
+/**
+ * Streams an answer that may call tools: text goes on to the client until a call may have begun (the format's marker,
+ * or the first characters of it), and from there is held back, to be sent as tool calls once the answer is complete,
+ * or as text after all when it turns out to hold none.
+ */
+final class ToolCallHoldBack {
+    private final ToolCallFormat format;
+    private final StringBuilder text = new StringBuilder();
+    private int sent;
+
+    ToolCallHoldBack(ToolCallFormat format) {
+        this.format = format;
+    }
+
+    /** Takes the next piece of the answer; returns what may go to the client now (perhaps nothing). */
+    String accept(String piece) {
+        text.append(piece);
+        int start = Math.max(sent, format.callStart(text.toString()));
+        String out = text.substring(sent, start);
+        sent = start;
+        return out;
+    }
+
+    /** The text held back so far. */
+    String held() {
+        return text.substring(sent);
+    }
+}
