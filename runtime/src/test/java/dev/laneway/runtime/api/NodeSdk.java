@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test tool: runs {@code src/test/node/openai-sdk.mjs} with Node, installing the pinned OpenAI SDK with npm into
+ * A test tool: runs {@code src/test/node/openai-sdk.mjs} (or {@code openai-tools.mjs}) with Node, installing the pinned OpenAI SDK with npm into
  * {@code target/node-sdk} once. Node and npm must be installed; their absence fails the test.
  */
 final class NodeSdk {
@@ -29,9 +29,15 @@ final class NodeSdk {
         return exec(List.of("node", "openai-sdk.mjs", baseUrl, prompt), env, 120);
     }
 
+    /** Runs the tool-calling conversation against {@code baseUrl}: a prompt that calls, the tool's result. */
+    static Run tools(String baseUrl, String calling, String result) throws IOException, InterruptedException {
+        install();
+        return exec(List.of("node", "openai-tools.mjs", baseUrl, calling, result), Map.of(), 120);
+    }
+
     private static synchronized void install() throws IOException, InterruptedException {
         Files.createDirectories(WORK);
-        for (String file : List.of("package.json", "openai-sdk.mjs")) {
+        for (String file : List.of("package.json", "openai-sdk.mjs", "openai-tools.mjs")) {
             Files.copy(SOURCES.resolve(file), WORK.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
         if (Files.isDirectory(WORK.resolve("node_modules").resolve("openai"))) {

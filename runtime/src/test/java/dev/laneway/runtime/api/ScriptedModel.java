@@ -111,8 +111,17 @@ public final class ScriptedModel implements ServedModel {
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
         Object tools = variables.get("tools");
-        String offered = tools instanceof List<?> list ? "<tools>" + list.size() + "\n" : "";
-        return offered + renderChat(messages, addGenerationPrompt);
+        if (!(tools instanceof List<?> list)) {
+            return renderChat(messages, addGenerationPrompt);
+        }
+        // With tools, calls and their results are written too: an assistant's calls by name, a result as its text.
+        StringBuilder text = new StringBuilder("<tools>").append(list.size()).append('\n');
+        for (ChatMessage m : messages) {
+            Object calls = m.fields().get("tool_calls");
+            text.append('<').append(m.role()).append('>').append(calls != null ? "called " + calls : m.text())
+                    .append('\n');
+        }
+        return addGenerationPrompt ? text.append("<assistant>").toString() : text.toString();
     }
 
     @Override

@@ -40,7 +40,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @QuarkusTest
 @TestProfile(ScriptedProfile.class)
 class ScriptedServerTest {
-
     @TestHTTPResource("/")
     URL server;
 
@@ -255,6 +254,18 @@ class ScriptedServerTest {
         String malformed = post("/v1/chat/completions", chatWithTools("say:a <tool_call>oops", ",\"stream\":true"))
                 .then().statusCode(200).extract().asString();
         assertEquals("a <tool_call>oops", ServerSentEvents.text(ServerSentEvents.chunks(malformed)));
+    }
+
+    @Test
+    void theOpenAiNodeSdkCallsAToolAndGetsTheAnswer() throws Exception {
+        String calling = "say:<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>";
+        NodeSdk.Run run = NodeSdk.tools(server.toString() + "v1", calling, "say:It is 18 degrees in Paris.");
+        assertEquals(0, run.exitCode(), run.output());
+        JsonPath seen = new JsonPath(run.output().lines().reduce((a, b) -> b).orElseThrow());
+        for (String way : List.of("whole", "streamed")) {
+            assertEquals("get_weather", seen.getString(way + ".call.name"));
+            assertEquals("It is 18 degrees in Paris.", seen.getString(way + ".answer"));
+        }
     }
 
     @Test
