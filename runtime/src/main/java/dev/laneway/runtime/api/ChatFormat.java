@@ -37,9 +37,15 @@ final class ChatFormat implements ReplyFormat {
     }
 
     @Override
+    public Object reasoning(int index, String text, List<TokenLogprob> entries) {
+        return chunk(List.of(new ChunkChoice(index, new Delta(null, null, text, null), Logprobs.of(entries, logprobs),
+                null)), null, null);
+    }
+
+    @Override
     public Object closing(ChoiceOutcome outcome, Timings timings) {
         Delta delta = outcome.toolCalls().isEmpty() ? new Delta(null, null)
-                : new Delta(null, null, toolCalls(outcome, true));
+                : new Delta(null, null, null, toolCalls(outcome, true));
         return chunk(List.of(new ChunkChoice(outcome.index(), delta, null, outcome.finishReason())), null, timings);
     }
 
@@ -63,7 +69,7 @@ final class ChatFormat implements ReplyFormat {
     @Override
     public Object response(List<ChoiceOutcome> outcomes, Usage usage, Timings timings) {
         List<Choice> choices = outcomes.stream()
-                .map(o -> new Choice(o.index(), new Message(ROLE, o.text(), toolCalls(o, false)),
+                .map(o -> new Choice(o.index(), new Message(ROLE, o.text(), o.reasoning(), toolCalls(o, false)),
                         Logprobs.of(o.logprobs(), logprobs), o.finishReason()))
                 .toList();
         return new ChatCompletion(header.id(), OBJECT, header.created(), header.model(), choices, usage, timings);

@@ -18,9 +18,12 @@ import java.util.Optional;
  * @param tools             the tools offered, as the template sees them; empty when none are (or
  *                          {@code tool_choice} is {@code none})
  * @param parallelToolCalls whether an answer may make more than one call
+ * @param reasoningSplit    whether a thinking model's reasoning goes to {@code reasoning_content} (llama-server's
+ *                          {@code reasoning_format}: {@code auto} or {@code deepseek}, the default) or stays in the
+ *                          content ({@code none})
  */
 record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params, List<Object> tools,
-                   boolean parallelToolCalls) {
+                   boolean parallelToolCalls, boolean reasoningSplit) {
 
     /** The roles a message may have; {@code developer} is OpenAI's newer name for {@code system}. */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
@@ -51,8 +54,13 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
             }
         }
         boolean parallel = r.bool("parallel_tool_calls").orElse(true);
+        String reasoning = r.string("reasoning_format").orElse("auto");
+        if (!List.of("auto", "deepseek", "none").contains(reasoning)) {
+            throw ApiException.invalidValue("reasoning_format", "reasoning_format must be auto, deepseek or none, was "
+                    + reasoning);
+        }
         return new ChatRequest(r.string("model"), messages(r.raw("messages")), GenerationParams.read(r, true), tools,
-                parallel);
+                parallel, !reasoning.equals("none"));
     }
 
     /** {@code [{"type": "function", "function": {"name", "description", "parameters"}}]}, checked, for the template. */

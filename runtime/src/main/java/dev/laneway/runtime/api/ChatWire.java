@@ -24,6 +24,7 @@ final class ChatWire {
     /** The answer: content is null when it only calls tools; tool_calls appear when it calls any. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record Message(String role, String content,
+                   @JsonInclude(JsonInclude.Include.NON_NULL) String reasoningContent,
                    @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ToolCall> toolCalls) {
     }
 
@@ -47,14 +48,15 @@ final class ChatWire {
     }
 
     /**
-     * What a chunk adds to the message: the role first, then content, the tool calls whole in the last chunk, or
+     * What a chunk adds to the message: the role first, then reasoning and content, the tool calls whole in the last
+     * chunk, or
      * {@code {}} there when there are none.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record Delta(String role, String content, List<ToolCall> toolCalls) {
+    record Delta(String role, String content, String reasoningContent, List<ToolCall> toolCalls) {
         Delta(String role, String content) {
-            this(role, content, null);
+            this(role, content, null, null);
         }
     }
 

@@ -13,9 +13,10 @@ import java.util.List;
  * @param logprobs     the reported tokens (empty unless asked)
  * @param result       the model's account: token counts and timings
  * @param toolCalls    the tool calls its text held, when the request offered tools
+ * @param reasoning    a thinking model's reasoning, split off the text; null when there is none
  */
 record ChoiceOutcome(int index, String text, String finishReason, List<TokenLogprob> logprobs,
-                     GenerationResult result, List<ToolCallFormat.Call> toolCalls) {
+                     GenerationResult result, List<ToolCallFormat.Call> toolCalls, String reasoning) {
 
     ChoiceOutcome {
         logprobs = List.copyOf(logprobs);
@@ -23,7 +24,14 @@ record ChoiceOutcome(int index, String text, String finishReason, List<TokenLogp
     }
 
     ChoiceOutcome(int index, String text, String finishReason, List<TokenLogprob> logprobs, GenerationResult result) {
-        this(index, text, finishReason, logprobs, result, List.of());
+        this(index, text, finishReason, logprobs, result, List.of(), null);
+    }
+
+    /** The outcome with its reasoning split off its text ({@code opened}: the prompt opened the think block). */
+    ChoiceOutcome withReasoning(boolean opened) {
+        ReasoningSplit.Parts parts = ReasoningSplit.split(text, opened);
+        return new ChoiceOutcome(index, parts.content(), finishReason, logprobs, result, toolCalls,
+                parts.reasoning().isEmpty() ? null : parts.reasoning());
     }
 
     /**
@@ -37,6 +45,6 @@ record ChoiceOutcome(int index, String text, String finishReason, List<TokenLogp
         }
         List<ToolCallFormat.Call> calls = parallel ? parsed.calls() : parsed.calls().subList(0, 1);
         return new ChoiceOutcome(index, parsed.content(), finishReason.equals("stop") ? "tool_calls" : finishReason,
-                logprobs, result, calls);
+                logprobs, result, calls, reasoning);
     }
 }

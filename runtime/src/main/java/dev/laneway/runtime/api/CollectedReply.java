@@ -26,6 +26,10 @@ final class CollectedReply implements ReplySink {
     }
 
     @Override
+    public void reasoning(int index, String text, List<TokenLogprob> logprobs) {
+    }
+
+    @Override
     public void choiceFinished(ChoiceOutcome outcome, boolean last, Timings timingsSoFar) {
     }
 

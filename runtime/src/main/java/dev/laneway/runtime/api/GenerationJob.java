@@ -26,7 +26,7 @@ final class GenerationJob implements Runnable {
     private final List<ChoicePlan> plans;
     private final int promptTokens;
     private final GenerationParams params;
-    private final Optional<ToolUse> tools;
+    private final AnswerReading reading;
     private final ReplySink reply;
     private final Consumer<GenerationResult> onGeneration;
     private final AtomicBoolean cancelled = new AtomicBoolean();
@@ -34,18 +34,18 @@ final class GenerationJob implements Runnable {
     /**
      * @param route        where the request runs, when the model routes requests
      * @param promptTokens the request's prompt tokens, each prompt counted once
-     * @param tools        how the answers' tool calls are read, when the request offers tools
+     * @param reading      how the answers' text is read back (tool calls, reasoning)
      * @param onGeneration told of every finished generation (metrics)
      */
     GenerationJob(ServedModel model, Optional<RouteDecision> route, List<ChoicePlan> plans, int promptTokens,
-                  GenerationParams params, Optional<ToolUse> tools, ReplySink reply,
+                  GenerationParams params, AnswerReading reading, ReplySink reply,
                   Consumer<GenerationResult> onGeneration) {
         this.model = model;
         this.route = route;
         this.plans = List.copyOf(plans);
         this.promptTokens = promptTokens;
         this.params = params;
-        this.tools = tools;
+        this.reading = reading;
         this.reply = reply;
         this.onGeneration = onGeneration;
     }
@@ -79,18 +79,13 @@ final class GenerationJob implements Runnable {
             }
             StopStrings stops = new StopStrings(params.stops());
             List<ChoiceRun> runs = new ArrayList<>();
-            List<ToolCallHoldBack> held = new ArrayList<>();
+            List<AnswerStream> answers = new ArrayList<>();
             List<GenerationRequest> requests = new ArrayList<>();
             for (ChoicePlan plan : plans) {
                 reply.choiceStarted(plan.index());
-                ToolCallHoldBack hold = tools.map(t -> new ToolCallHoldBack(t.format())).orElse(null);
-                held.add(hold);
-                runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), (text, logprobs) -> {
-                    String out = hold == null ? text : hold.accept(text);
-                    if (hold == null || !out.isEmpty()) {
-                        reply.text(plan.index(), out, logprobs);
-                    }
-                }, cancelled::get));
+                AnswerStream answer = new AnswerStream(plan.index(), reading, reply);
+                answers.add(answer);
+                runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get));
                 requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
                         params.topLogprobs(), params.ignoreEos()));
             }
@@ -98,14 +93,8 @@ final class GenerationJob implements Runnable {
             List<ChoiceOutcome> outcomes = new ArrayList<>();
             for (int i = 0; i < plans.size(); i++) {
                 onGeneration.accept(results.get(i));
-                ChoiceOutcome outcome = runs.get(i).finish(plans.get(i).index(), results.get(i));
-                if (tools.isPresent()) {
-                    outcome = outcome.withToolCalls(tools.get().format(), tools.get().parallel());
-                    String rest = held.get(i).held();
-                    if (outcome.toolCalls().isEmpty() && !rest.isEmpty()) {
-                        reply.text(outcome.index(), rest, List.of());
-                    }
-                }
+                ChoiceOutcome outcome = answers.get(i).finish(runs.get(i).finish(plans.get(i).index(),
+                        results.get(i)));
                 outcomes.add(outcome);
                 boolean last = i == plans.size() - 1;
                 reply.choiceFinished(outcome, last, last ? Timings.of(outcomes) : null);

@@ -63,7 +63,7 @@ public class GenerationService {
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
         ReplyHeader header = ReplyHeader.fresh("cmpl-", model.id());
         return run(model, route, plans, promptTokens, params, new CompletionFormat(header, params.wantsLogprobs()),
-                Optional.empty());
+                AnswerReading.PLAIN);
     }
 
     /** {@code /v1/chat/completions}. */
@@ -83,8 +83,11 @@ public class GenerationService {
         addChoices(plans, model, ids, request.params(), "messages");
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
         ReplyHeader header = ReplyHeader.fresh("chatcmpl-", model.id());
+        boolean thinks = request.reasoningSplit()
+                && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
         return run(model, route, plans, ids.length, request.params(), new ChatFormat(header,
-                request.params().wantsLogprobs()), tools);
+                request.params().wantsLogprobs()), new AnswerReading(tools, thinks,
+                thinks && ReasoningSplit.opensIn(rendered)));
     }
 
     /** How the answer's tool calls are read, when the request offers tools: the format the model's template writes. */
@@ -134,16 +137,16 @@ public class GenerationService {
     }
 
     private Answer run(ServedModel model, Optional<RouteDecision> route, List<ChoicePlan> plans, int promptTokens,
-                       GenerationParams params, ReplyFormat format, Optional<ToolUse> tools) {
+                       GenerationParams params, ReplyFormat format, AnswerReading reading) {
         if (params.stream()) {
             UnicastProcessor<byte[]> frames = UnicastProcessor.create();
-            GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, tools,
+            GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
                     new StreamReply(format, frames, params.includeUsage(), mapper), metrics::generation);
             scheduler.submit(job);
             return new Answer.Stream(frames.onTermination().invoke(job::cancel), route);
         }
         CompletableFuture<HttpReply> reply = new CompletableFuture<>();
-        GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, tools,
+        GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
                 new CollectedReply(format, reply, mapper), metrics::generation);
         scheduler.submit(job);
         return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel), route);

@@ -12,6 +12,11 @@ interface ReplyFormat {
     /** A chunk of text. */
     Object text(int index, String text, List<TokenLogprob> logprobs);
 
+    /** A chunk of reasoning; only chat answers have it. */
+    default Object reasoning(int index, String text, List<TokenLogprob> logprobs) {
+        throw new IllegalStateException("this endpoint's answers have no reasoning");
+    }
+
     /** The chunk that ends a streamed choice, with its finish_reason; timings ride on the last one. */
     Object closing(ChoiceOutcome outcome, Timings timings);
 

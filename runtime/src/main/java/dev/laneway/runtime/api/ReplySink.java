@@ -15,6 +15,9 @@ interface ReplySink {
     /** Text of a choice became final. */
     void text(int index, String text, List<TokenLogprob> logprobs);
 
+    /** Reasoning of a choice became final (a thinking model's, split off its text). */
+    void reasoning(int index, String text, List<TokenLogprob> logprobs);
+
     /** A choice ended; {@code last} when no other choice follows. */
     void choiceFinished(ChoiceOutcome outcome, boolean last, Timings timingsSoFar);
 

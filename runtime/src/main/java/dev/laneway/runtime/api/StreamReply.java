@@ -38,6 +38,11 @@ final class StreamReply implements ReplySink {
     }
 
     @Override
+    public void reasoning(int index, String text, List<TokenLogprob> logprobs) {
+        send(format.reasoning(index, text, logprobs));
+    }
+
+    @Override
     public void choiceFinished(ChoiceOutcome outcome, boolean last, Timings timingsSoFar) {
         send(format.closing(outcome, last ? timingsSoFar : null));
     }

@@ -44,7 +44,7 @@ class GenerationSchedulerTest {
         int[] prompt = model.tokenize("hold:", true, true);
         ReplyFormat format = new CompletionFormat(ReplyHeader.fresh("cmpl-", ScriptedModel.ID), false);
         return new GenerationJob(model, Optional.empty(), List.of(new ChoicePlan(0, prompt, 2, params.sampling(0))),
-                prompt.length, params, Optional.empty(), new CollectedReply(format, reply, new ObjectMapper()),
+                prompt.length, params, AnswerReading.PLAIN, new CollectedReply(format, reply, new ObjectMapper()),
                 result -> { });
     }
 

@@ -107,7 +107,10 @@ public final class ScriptedModel implements ServedModel {
         return addGenerationPrompt ? text.append("<assistant>").toString() : text.toString();
     }
 
-    /** Its "template" writes tools as a line of their names and reads calls back as {@code <tool_call>}s. */
+    /**
+     * Its "template" writes tools as a line of their names, reads calls back as {@code <tool_call>}s and reasoning as
+     * {@code <think>} blocks.
+     */
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
         Object tools = variables.get("tools");
@@ -126,7 +129,7 @@ public final class ScriptedModel implements ServedModel {
 
     @Override
     public Optional<String> chatTemplateSource() {
-        return Optional.of("{{ tools }} <tool_call>");
+        return Optional.of("{{ tools }} <tool_call> <think></think>");
     }
 
     @Override

@@ -269,6 +269,30 @@ class ScriptedServerTest {
     }
 
     @Test
+    void aThinkingModelsReasoningComesApartFromItsAnswer() {
+        String chat = "{\"messages\":[{\"role\":\"user\",\"content\":\"say:<think>Paris is in France.</think>"
+                + "It is Paris.\"}]";
+        post("/v1/chat/completions", chat + "}").then().statusCode(200)
+                .body("choices[0].message.reasoning_content", equalTo("Paris is in France."))
+                .body("choices[0].message.content", equalTo("It is Paris."));
+        post("/v1/chat/completions", chat + ",\"reasoning_format\":\"none\"}").then().statusCode(200)
+                .body("choices[0].message.content", equalTo("<think>Paris is in France.</think>It is Paris."))
+                .body("choices[0].message", not(hasKey("reasoning_content")));
+        List<JsonPath> chunks = ServerSentEvents.chunks(post("/v1/chat/completions", chat + ",\"stream\":true}")
+                .then().statusCode(200).extract().asString());
+        StringBuilder reasoning = new StringBuilder();
+        for (JsonPath chunk : chunks) {
+            if (!chunk.getList("choices").isEmpty() && chunk.getString("choices[0].delta.reasoning_content") != null) {
+                reasoning.append(chunk.getString("choices[0].delta.reasoning_content"));
+            }
+        }
+        assertEquals("Paris is in France.", reasoning.toString());
+        assertEquals("It is Paris.", ServerSentEvents.text(chunks));
+        post("/v1/chat/completions", chat + ",\"reasoning_format\":\"hidden\"}").then().statusCode(400)
+                .body("error.param", equalTo("reasoning_format"));
+    }
+
+    @Test
     void toolChoicesThatNeedConstrainedDecodingAreRefusedByName() {
         post("/v1/chat/completions", chatWithTools("say:x", ",\"tool_choice\":\"required\"")).then().statusCode(400)
                 .body("error.param", equalTo("tool_choice"));
