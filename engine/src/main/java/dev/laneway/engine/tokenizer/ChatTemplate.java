@@ -87,7 +87,7 @@ public final class ChatTemplate {
         for (ChatMessage m : messages) {
             Map<String, Object> dict = new LinkedHashMap<>();
             dict.put("role", m.role());
-            dict.put("content", m.content());
+            dict.put("content", m.content() == null ? PythonNone.NONE : m.content());
             dict.putAll(m.fields());
             dicts.add(dict);
         }
@@ -155,6 +155,7 @@ public final class ChatTemplate {
         jinja.registerFilter(new PythonJson());
         jinja.registerFilter(new PythonItems());
         jinja.getGlobalContext().registerExpTest(new PythonIterable());
+        jinja.getGlobalContext().registerExpTest(new PythonNone.IsNone());
         // include, import and from find nothing: a template reads no file and no class path resource.
         jinja.setResourceLocator((name, encoding, interpreter) -> {
             throw new ResourceNotFoundException("a chat template cannot load \"" + name + "\"");

@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Bridges the gap between Python's Jinja2, in which chat templates are written, and the Java engine that renders them.
@@ -34,6 +36,7 @@ final class JinjaDialect {
         // Jinja2 drops a single trailing newline of a template (keep_trailing_newline is off).
         String source = template.endsWith("\n") ? template.substring(0, template.length() - 1) : template;
         StringBuilder out = new StringBuilder(source.length() + 64);
+        Deque<String> loops = new ArrayDeque<>();
         int i = 0;
         int n = source.length();
         while (i < n) {
@@ -59,7 +62,7 @@ final class JinjaDialect {
                 out.append(source, open, n);
                 break;
             }
-            String body = source.substring(open + 2, close);
+            String body = neighbours(source.substring(open + 2, close), loops);
             i = close + 2;
             if (kind == '{') {
                 out.append("{{").append(rewriteTag(body, false)).append("}}");
@@ -68,6 +71,13 @@ final class JinjaDialect {
             String name = tagName(body);
             if (name.equals("generation") || name.equals("endgeneration")) {
                 continue;
+            }
+            if (name.equals("for")) {
+                Matcher m = FOR.matcher(body);
+                loops.push(m.matches() && !m.group(1).contains(" if ") && !m.group(1).endsWith("recursive")
+                        ? m.group(1) : "");
+            } else if (name.equals("endfor") && !loops.isEmpty()) {
+                loops.pop();
             }
             lstrip(out, body.isEmpty() ? ' ' : body.charAt(0));
             if (name.equals("raw")) {
@@ -80,6 +90,22 @@ final class JinjaDialect {
             out.append("{%").append(rewriteTag(body, declaresParameters)).append("%}");
         }
         return out.toString();
+    }
+
+    private static final Pattern FOR = Pattern.compile("\\s*[-+]?\\s*for\\s+.+?\\s+in\\s+(.+?)\\s*[-+]?\\s*", Pattern.DOTALL);
+
+    /**
+     * {@code loop.previtem} and {@code loop.nextitem}, which the engine's loop lacks, as the items of the innermost
+     * loop's sequence before and after this one ({@code none} at the ends); {@code loops} holds the sequences of the
+     * loops around the tag, innermost first ("" for a filtered or recursive loop, left as it is).
+     */
+    private static String neighbours(String body, Deque<String> loops) {
+        if (loops.isEmpty() || loops.peek().isEmpty() || !body.contains("loop.")) {
+            return body;
+        }
+        String seq = "(" + loops.peek() + ")";
+        return body.replace("loop.previtem", "(" + seq + "[loop.index0 - 1] if loop.index0 > 0 else none)")
+                .replace("loop.nextitem", "(" + seq + "[loop.index0 + 1] if not loop.last else none)");
     }
 
     private static int nextTag(String s, int from) {

@@ -40,7 +40,7 @@ final class PythonJson implements Filter {
     }
 
     private static void write(StringBuilder out, Object v, int indent, int level, boolean sortKeys) {
-        if (v == null) {
+        if (v == null || v == PythonNone.NONE) {
             out.append("null");
         } else if (v instanceof Boolean b) {
             out.append(b ? "true" : "false");

@@ -219,4 +219,17 @@ class ChatTemplateTest {
                 TemplateFunctions.strftime("%A, %B %-d, %I:%M:%S %p, day %j, 100%%", t));
         assertEquals("2024-07-06 15:04 +0000", TemplateFunctions.strftime("%Y-%m-%d %H:%M %z", t));
     }
+    @Test
+    void noneContentIsAValueAndLoopsKnowTheirNeighbours() {
+        // A macro given None must not read the caller's variable of the same name (the previous message's content).
+        String template = "{% macro show(content) %}{% if content is none %}-{% else %}{{ content }}{% endif %}"
+                + "{% endmacro %}{% for message in messages %}{% set content = show(message.content) %}"
+                + "[{{ content }}|{{ message.content is none }}|{{ message.content | tojson }}"
+                + "|{{ loop.previtem.role if loop.previtem else 'first' }}>{{ loop.nextitem.role if loop.nextitem"
+                + " else 'last' }}]{% endfor %}";
+        List<ChatMessage> messages = List.of(new ChatMessage("user", "hi"),
+                new ChatMessage("assistant", null, Map.of("tool_calls", List.of())), new ChatMessage("tool", "18"));
+        assertEquals("[hi|false|\"hi\"|first>assistant][-|true|null|user>tool][18|false|\"18\"|assistant>last]",
+                new ChatTemplate(template, "", "").render(messages, false));
+    }
 }
