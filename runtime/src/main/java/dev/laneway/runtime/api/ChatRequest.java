@@ -21,9 +21,11 @@ import java.util.Optional;
  * @param reasoningSplit    whether a thinking model's reasoning goes to {@code reasoning_content} (llama-server's
  *                          {@code reasoning_format}: {@code auto} or {@code deepseek}, the default) or stays in the
  *                          content ({@code none})
+ * @param templateKwargs    {@code chat_template_kwargs}: extra variables for the chat template, such as
+ *                          {@code enable_thinking}
  */
 record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params, List<Object> tools,
-                   boolean parallelToolCalls, boolean reasoningSplit) {
+                   boolean parallelToolCalls, boolean reasoningSplit, Map<String, Object> templateKwargs) {
 
     /** The roles a message may have; {@code developer} is OpenAI's newer name for {@code system}. */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
@@ -35,6 +37,7 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
     ChatRequest {
         messages = List.copyOf(messages);
         tools = List.copyOf(tools);
+        templateKwargs = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(templateKwargs));
     }
 
     static ChatRequest read(JsonRequest r) {
@@ -60,7 +63,26 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
                     + reasoning);
         }
         return new ChatRequest(r.string("model"), messages(r.raw("messages")), GenerationParams.read(r, true), tools,
-                parallel, !reasoning.equals("none"));
+                parallel, !reasoning.equals("none"), templateKwargs(r.raw("chat_template_kwargs")));
+    }
+
+    /** {@code chat_template_kwargs}: an object of variables; {@code messages}, {@code tools} and the like stay ours. */
+    private static Map<String, Object> templateKwargs(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return Map.of();
+        }
+        if (!node.isObject()) {
+            throw ApiException.invalidType("chat_template_kwargs", "chat_template_kwargs must be an object");
+        }
+        Map<String, Object> kwargs = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : (Iterable<Map.Entry<String, JsonNode>>) node::fields) {
+            if (List.of("messages", "tools", "add_generation_prompt", "bos_token", "eos_token").contains(e.getKey())) {
+                throw ApiException.invalidValue("chat_template_kwargs." + e.getKey(), e.getKey()
+                        + " is set by the request itself, not by chat_template_kwargs");
+            }
+            kwargs.put(e.getKey(), MAPPER.convertValue(e.getValue(), Object.class));
+        }
+        return kwargs;
     }
 
     /** {@code [{"type": "function", "function": {"name", "description", "parameters"}}]}, checked, for the template. */

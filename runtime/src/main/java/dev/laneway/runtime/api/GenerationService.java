@@ -70,14 +70,7 @@ public class GenerationService {
     Answer chat(ChatRequest request) {
         ServedModel model = modelFor(request.model());
         Optional<ToolUse> tools = toolUse(model, request);
-        String rendered;
-        try {
-            rendered = tools.isPresent()
-                    ? model.renderChat(request.messages(), true, Map.of("tools", request.tools()))
-                    : model.renderChat(request.messages(), true);
-        } catch (InvalidRequestException e) {
-            throw ApiException.invalidValue(e.param() == null ? "messages" : e.param(), e.getMessage());
-        }
+        String rendered = render(model, request);
         int[] ids = tokenize(model, rendered, "messages");
         List<ChoicePlan> plans = new ArrayList<>();
         addChoices(plans, model, ids, request.params(), "messages");
@@ -88,6 +81,20 @@ public class GenerationService {
         return run(model, route, plans, ids.length, request.params(), new ChatFormat(header,
                 request.params().wantsLogprobs()), new AnswerReading(tools, thinks,
                 thinks && ReasoningSplit.opensIn(rendered)));
+    }
+
+    /** The conversation as the model's chat template renders it, with the request's tools and template kwargs. */
+    String render(ServedModel model, ChatRequest request) {
+        Map<String, Object> variables = new java.util.LinkedHashMap<>(request.templateKwargs());
+        if (!request.tools().isEmpty()) {
+            variables.put("tools", request.tools());
+        }
+        try {
+            return variables.isEmpty() ? model.renderChat(request.messages(), true)
+                    : model.renderChat(request.messages(), true, variables);
+        } catch (InvalidRequestException e) {
+            throw ApiException.invalidValue(e.param() == null ? "messages" : e.param(), e.getMessage());
+        }
     }
 
     /** How the answer's tool calls are read, when the request offers tools: the format the model's template writes. */

@@ -76,14 +76,17 @@ public class TokenizeResource {
         return new Content(model.detokenize(ids));
     }
 
-    /** {@code {"messages": [...]}} → {@code {"prompt"}}: the conversation as the chat template renders it. */
+    /**
+     * {@code {"messages": [...]}} → {@code {"prompt"}}: the conversation as the chat template renders it, with the
+     * request's {@code tools} and {@code chat_template_kwargs} as a chat completion would.
+     */
     @POST
     @Path("apply-template")
     @Blocking
     public Prompt applyTemplate(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
         ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper));
-        return new Prompt(service.modelFor(request.model()).renderChat(request.messages(), true));
+        return new Prompt(service.render(service.modelFor(request.model()), request));
     }
 
     public record Tokens(List<Object> tokens) {

@@ -114,8 +114,11 @@ public final class ScriptedModel implements ServedModel {
     @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
         Object tools = variables.get("tools");
+        Map<String, Object> others = new java.util.TreeMap<>(variables);
+        others.remove("tools");
+        String kwargs = others.isEmpty() ? "" : "<kwargs>" + others + "\n";
         if (!(tools instanceof List<?> list)) {
-            return renderChat(messages, addGenerationPrompt);
+            return kwargs + renderChat(messages, addGenerationPrompt);
         }
         // With tools, calls and their results are written too: an assistant's calls by name, a result as its text.
         StringBuilder text = new StringBuilder("<tools>").append(list.size()).append('\n');

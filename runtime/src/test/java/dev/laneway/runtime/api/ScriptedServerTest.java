@@ -293,6 +293,17 @@ class ScriptedServerTest {
     }
 
     @Test
+    void chatTemplateKwargsReachTheTemplate() {
+        String messages = "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]";
+        post("/apply-template", "{" + messages + ",\"chat_template_kwargs\":{\"enable_thinking\":false}}").then()
+                .statusCode(200).body("prompt", equalTo("<kwargs>{enable_thinking=false}\n<user>hi\n<assistant>"));
+        post("/apply-template", "{" + messages + ",\"chat_template_kwargs\":{\"messages\":[]}}").then()
+                .statusCode(400).body("error.param", equalTo("chat_template_kwargs.messages"));
+        post("/v1/chat/completions", "{" + messages + ",\"chat_template_kwargs\":7}").then().statusCode(400)
+                .body("error.param", equalTo("chat_template_kwargs"));
+    }
+
+    @Test
     void toolChoicesThatNeedConstrainedDecodingAreRefusedByName() {
         post("/v1/chat/completions", chatWithTools("say:x", ",\"tool_choice\":\"required\"")).then().statusCode(400)
                 .body("error.param", equalTo("tool_choice"));
