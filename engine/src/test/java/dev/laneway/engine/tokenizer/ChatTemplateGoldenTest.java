@@ -2,7 +2,7 @@ package dev.laneway.engine.tokenizer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.laneway.engine.testing.LlamaCppTemplates;
+import dev.laneway.engine.testing.LlamaCppModels;
 import dev.laneway.engine.testing.ReferenceJinja;
 import dev.laneway.spi.ChatMessage;
 import org.junit.jupiter.api.Test;
@@ -47,7 +47,7 @@ class ChatTemplateGoldenTest {
 
     @Test
     void realTemplatesRenderAsTheReferenceEngineRendersThem() throws Exception {
-        List<Path> templates = LlamaCppTemplates.all();
+        List<Path> templates = LlamaCppModels.templates();
         JsonNode conversations;
         try (InputStream in = ChatTemplateGoldenTest.class.getResourceAsStream("/templates/conversations.json")) {
             conversations = JSON.readTree(in);

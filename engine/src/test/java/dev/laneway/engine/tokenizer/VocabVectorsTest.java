@@ -1,6 +1,8 @@
 package dev.laneway.engine.tokenizer;
 
+import dev.laneway.engine.testing.LlamaCppModels;
 import dev.laneway.engine.testing.Shared;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -9,8 +11,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * llama.cpp's tokenizer vectors: each vocabulary-only GGUF, converted to a Hugging Face tokenizer, must give the ids
@@ -56,6 +60,44 @@ class VocabVectorsTest {
         }
         assertEquals(List.of(), mismatches, vocab + ": strings whose ids differ from llama.cpp's");
         assertEquals(roundTrips, decodedBack, vocab + ": strings that decode back to themselves");
+    }
+
+    /**
+     * Every vocabulary of llama.cpp's {@code models} directory that has test vectors gives their ids, or is refused by
+     * name when its tokenizer is one Laneway does not implement (the two listed here: a refusal anywhere else, or
+     * one of these loading, fails).
+     */
+    @Test
+    void everyLlamaCppVocabularyGivesItsIdsOrIsRefusedByName() throws Exception {
+        Map<String, String> refused = Map.of("gemma-4", "tokenizer.ggml.model 'gemma4' is not supported",
+                "qwen35", "tokenizer.ggml.pre 'qwen35' is not a known pre-tokenizer");
+        List<String> failures = new ArrayList<>();
+        int checked = 0;
+        for (Path gguf : LlamaCppModels.vocabularies()) {
+            String name = gguf.getFileName().toString().replace("ggml-vocab-", "").replace(".gguf", "");
+            List<String> inputs = VocabTestFile.splitInputs(Files.readString(Path.of(gguf + ".inp")));
+            List<int[]> expected = VocabTestFile.parseOutputs(Files.readString(Path.of(gguf + ".out")));
+            try (TextTokenizer tokenizer = TokenizerLoader.load(gguf)) {
+                if (refused.containsKey(name)) {
+                    failures.add(name + " loaded, though it was expected to be refused");
+                    continue;
+                }
+                for (int i = 0; i < inputs.size(); i++) {
+                    int[] ids = tokenizer.encode(inputs.get(i), false, false);
+                    if (!Arrays.equals(ids, expected.get(i))) {
+                        failures.add(name + " #" + i + " " + quote(inputs.get(i)) + ": got" + VocabTestFile.formatIds(ids)
+                                + ", expected" + VocabTestFile.formatIds(expected.get(i)));
+                    }
+                }
+                checked++;
+            } catch (Exception e) {
+                if (!refused.containsKey(name) || !String.valueOf(e.getMessage()).contains(refused.get(name))) {
+                    failures.add(name + " failed to load: " + e.getMessage());
+                }
+            }
+        }
+        assertEquals(List.of(), failures);
+        assertTrue(checked >= 13, "vocabularies checked: " + checked);
     }
 
     private static String quote(String s) {
