@@ -24,6 +24,9 @@ final class PreTokenizerRegexes {
     private static final String QWEN2 =
             "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
                     + "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    private static final String QWEN35 =
+            "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*"
+                    + "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     private static final String TEKKEN =
             "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
                     + "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
@@ -79,6 +82,7 @@ final class PreTokenizerRegexes {
             Map.entry("deepseek-r1-qwen", List.of(QWEN2)),
             Map.entry("stablelm2", List.of(QWEN2)),
             Map.entry("megrez", List.of(QWEN2)),
+            Map.entry("qwen35", List.of(QWEN35)),
             Map.entry("poro-chat", List.of(BLOOM)),
             Map.entry("bloom", List.of(BLOOM)),
             Map.entry("gpt3-finnish", List.of(BLOOM)),
