@@ -154,6 +154,7 @@ public final class ChatTemplate {
                 "strftimeNow", String.class));
         jinja.registerFilter(new PythonJson());
         jinja.registerFilter(new PythonItems());
+        jinja.registerFilter(new PythonLoopItems());
         jinja.getGlobalContext().registerExpTest(new PythonIterable());
         jinja.getGlobalContext().registerExpTest(new PythonNone.IsNone());
         // include, import and from find nothing: a template reads no file and no class path resource.

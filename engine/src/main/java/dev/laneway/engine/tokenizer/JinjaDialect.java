@@ -12,6 +12,10 @@ import java.util.regex.Pattern;
  * Bridges the gap between Python's Jinja2, in which chat templates are written, and the Java engine that renders them.
  * The template text is rewritten, never its meaning:
  * <ul>
+ *   <li>{@code for x in seq if cond} (a filtered loop, whose condition the engine ignores) becomes the loop with its
+ *       body inside {@code if cond}; {@code loop.index} then counts the skipped items too;</li>
+ *   <li>{@code loop.previtem} and {@code loop.nextitem} become the neighbouring items of the loop's sequence, and a
+ *       loop over a mapping walks its keys, as in Python;</li>
  *   <li>{@code not a == b} means {@code not (a == b)} in Python; the Java engine binds {@code not} tighter, so the
  *       operand of a unary {@code not} is put in parentheses (it ends at {@code and}, {@code or}, {@code if},
  *       {@code else}, a comma or a closing bracket, as Python's precedence says).</li>
@@ -37,6 +41,7 @@ final class JinjaDialect {
         String source = template.endsWith("\n") ? template.substring(0, template.length() - 1) : template;
         StringBuilder out = new StringBuilder(source.length() + 64);
         Deque<String> loops = new ArrayDeque<>();
+        Deque<Boolean> filters = new ArrayDeque<>();
         int i = 0;
         int n = source.length();
         while (i < n) {
@@ -72,24 +77,56 @@ final class JinjaDialect {
             if (name.equals("generation") || name.equals("endgeneration")) {
                 continue;
             }
+            Matcher filter = FILTERED_FOR.matcher(body);
+            boolean filtered = name.equals("for") && filter.matches() && !filter.group(3).contains(" else ");
             if (name.equals("for")) {
                 Matcher m = FOR.matcher(body);
                 loops.push(m.matches() && !m.group(1).contains(" if ") && !m.group(1).endsWith("recursive")
                         ? m.group(1) : "");
-            } else if (name.equals("endfor") && !loops.isEmpty()) {
-                loops.pop();
+                filters.push(filtered);
             }
             lstrip(out, body.isEmpty() ? ' ' : body.charAt(0));
+            if (filtered) {
+                // for X in SEQ if COND: the engine ignores the condition; the body runs inside an if instead.
+                out.append("{%").append(rewriteTag(filter.group(1) + loopItems(filter.group(2)) + " ", false))
+                        .append("%}")
+                        .append("{%").append(rewriteTag(" if " + filter.group(3) + filter.group(4), false))
+                        .append("%}");
+                continue;
+            }
+            if (name.equals("endfor") && !loops.isEmpty()) {
+                loops.pop();
+                if (filters.pop()) {
+                    String rest = body.strip();
+                    boolean trims = rest.startsWith("-");
+                    out.append(trims ? "{%- endif %}" : "{% endif %}")
+                            .append("{%").append(trims ? body.substring(body.indexOf('-') + 1) : body).append("%}");
+                    continue;
+                }
+            }
             if (name.equals("raw")) {
                 int endRaw = findEndRaw(source, i);
                 out.append("{%").append(body).append("%}").append(source, i, endRaw);
                 i = endRaw;
                 continue;
             }
+            if (name.equals("for")) {
+                Matcher m = FOR.matcher(body);
+                if (m.matches() && !m.group(1).endsWith("recursive")) {
+                    body = body.substring(0, m.start(1)) + loopItems(m.group(1)) + body.substring(m.end(1));
+                }
+            }
             boolean declaresParameters = name.equals("macro") || name.equals("call");
             out.append("{%").append(rewriteTag(body, declaresParameters)).append("%}");
         }
         return out.toString();
+    }
+
+    private static final Pattern FILTERED_FOR = Pattern.compile(
+            "(\\s*[-+]?\\s*for\\s+.+?\\s+in\\s+)(.+?)\\s+if\\s+(.+?)(\\s*[-+]?\\s*)", Pattern.DOTALL);
+    /** A loop's sequence, walked as Python walks it (a mapping's keys, see {@link PythonLoopItems}). */
+    private static String loopItems(String sequence) {
+        return "(" + sequence + ")|" + PythonLoopItems.NAME;
     }
 
     private static final Pattern FOR = Pattern.compile("\\s*[-+]?\\s*for\\s+.+?\\s+in\\s+(.+?)\\s*[-+]?\\s*", Pattern.DOTALL);

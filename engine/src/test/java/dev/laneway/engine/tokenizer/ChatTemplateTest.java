@@ -232,4 +232,12 @@ class ChatTemplateTest {
         assertEquals("[hi|false|\"hi\"|first>assistant][-|true|null|user>tool][18|false|\"18\"|assistant>last]",
                 new ChatTemplate(template, "", "").render(messages, false));
     }
+    @Test
+    void loopsWalkMappingsByKeyAndHonourTheirFilter() {
+        Map<String, Object> vars = Map.of("d", new java.util.LinkedHashMap<>(Map.of("a", 1)), "skip", List.of("b"));
+        assertEquals("[a]", new ChatTemplate("{% for k in d %}[{{ k }}]{% endfor %}", "", "")
+                .render(List.of(), false, vars));
+        assertEquals("[a][c]", new ChatTemplate("{%- for k in ['a', 'b', 'c'] if k not in skip -%}[{{ k }}]"
+                + "{%- endfor %}", "", "").render(List.of(), false, vars));
+    }
 }
