@@ -103,8 +103,9 @@ public class GenerationService {
             return Optional.empty();
         }
         ToolCallFormat format = model.chatTemplateSource().flatMap(ToolCallFormat::of).orElseThrow(() ->
-                ApiException.invalidValue("tools", "this model's chat template writes tool calls in no format Laneway"
-                        + " reads back (<tool_call> as Hermes and Qwen, [TOOL_CALLS] as Mistral, Llama 3.x's JSON)"));
+                ApiException.invalidValue("tools", "this model's chat template writes tool calls in no format"
+                        + " Laneway reads back (<tool_call> as Hermes and Qwen, [TOOL_CALLS] as Mistral, DeepSeek's"
+                        + " tool tokens, Llama 3.x's JSON)"));
         if (request.params().wantsLogprobs()) {
             throw ApiException.invalidValue("logprobs", "logprobs together with tools are not supported");
         }

@@ -21,6 +21,9 @@ enum ToolCallFormat {
     HERMES("<tool_call>"),
     /** Mistral: {@code [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]}, or {@code [TOOL_CALLS]NAME[ARGS]{...}}. */
     MISTRAL("[TOOL_CALLS]"),
+    /** DeepSeek R1/V3: {@code <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```
+     * <｜tool▁call▁end｜>...}, or V3.1 and later's {@code <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>}. */
+    DEEPSEEK(DeepSeekTokens.CALLS_BEGIN),
     /** Llama 3.x: the whole answer one JSON object, {@code {"name": ..., "parameters": {...}}}, maybe after
      * {@code <|python_tag|>}. */
     LLAMA3("{");
@@ -52,6 +55,9 @@ enum ToolCallFormat {
     static Optional<ToolCallFormat> of(String templateSource) {
         if (templateSource.contains("<tool_call>")) {
             return Optional.of(HERMES);
+        }
+        if (templateSource.contains(DeepSeekTokens.CALLS_BEGIN)) {
+            return Optional.of(DEEPSEEK);
         }
         if (templateSource.contains("[TOOL_CALLS]")) {
             return Optional.of(MISTRAL);
@@ -89,6 +95,7 @@ enum ToolCallFormat {
             List<Call> calls = switch (this) {
                 case HERMES -> hermes(text);
                 case MISTRAL -> mistral(text);
+                case DEEPSEEK -> deepseek(text);
                 case LLAMA3 -> llama3(text);
             };
             if (calls.isEmpty()) {
@@ -153,6 +160,37 @@ enum ToolCallFormat {
             calls.add(new Call(part.substring(0, args).strip(), arguments(JSON.readTree(part.substring(args + 6)))));
         }
         return calls;
+    }
+
+    private static List<Call> deepseek(String text) throws JsonProcessingException {
+        List<Call> calls = new ArrayList<>();
+        Matcher m = DeepSeekTokens.CALL.matcher(text);
+        while (m.find()) {
+            String head = m.group(1).strip();
+            String body = m.group(2).strip();
+            if (head.equals("function")) {
+                // R1/V3: the name on the first line, the arguments in a json code block.
+                Matcher fenced = DeepSeekTokens.FENCED.matcher(body);
+                if (!fenced.matches()) {
+                    throw new IllegalArgumentException("a DeepSeek call without its json block");
+                }
+                calls.add(new Call(fenced.group(1).strip(), arguments(JSON.readTree(fenced.group(2)))));
+            } else {
+                calls.add(new Call(head, arguments(JSON.readTree(body))));
+            }
+        }
+        return calls;
+    }
+
+    /** DeepSeek's tool tokens, spelled with its full-width bar and its word-boundary block. */
+    private static final class DeepSeekTokens {
+        static final String CALLS_BEGIN = "<\uFF5Ctool\u2581calls\u2581begin\uFF5C>";
+        static final String CALL_BEGIN = "<\uFF5Ctool\u2581call\u2581begin\uFF5C>";
+        static final String SEP = "<\uFF5Ctool\u2581sep\uFF5C>";
+        static final String CALL_END = "<\uFF5Ctool\u2581call\u2581end\uFF5C>";
+        static final Pattern CALL = Pattern.compile(Pattern.quote(CALL_BEGIN) + "(.*?)" + Pattern.quote(SEP)
+                + "(.*?)(?:" + Pattern.quote(CALL_END) + "|$)", Pattern.DOTALL);
+        static final Pattern FENCED = Pattern.compile("([^\\n]+)\\n```json\\n(.*?)\\n?```", Pattern.DOTALL);
     }
 
     private static List<Call> llama3(String text) throws JsonProcessingException {

@@ -52,6 +52,25 @@ class ToolCallFormatTest {
     }
 
     @Test
+    void deepSeekCallsInBothOfItsForms() {
+        String begin = "<\uFF5Ctool\u2581calls\u2581begin\uFF5C>";
+        String call = "<\uFF5Ctool\u2581call\u2581begin\uFF5C>";
+        String sep = "<\uFF5Ctool\u2581sep\uFF5C>";
+        String end = "<\uFF5Ctool\u2581call\u2581end\uFF5C>";
+        String ends = "<\uFF5Ctool\u2581calls\u2581end\uFF5C>";
+        assertEquals(Optional.of(ToolCallFormat.DEEPSEEK), ToolCallFormat.of("{{ '" + begin + "' }}"));
+        ToolCallFormat.Parsed r1 = ToolCallFormat.DEEPSEEK.parse("Checking." + begin + call + "function" + sep
+                + "get_weather\n```json\n{\"city\": \"Paris\"}\n```" + end + ends);
+        assertEquals("Checking.", r1.content());
+        assertEquals(List.of(call("get_weather", "{\"city\":\"Paris\"}")), r1.calls());
+        assertEquals(List.of(call("get_weather", "{\"city\":\"Paris\"}"), call("now", "{}")),
+                ToolCallFormat.DEEPSEEK.parse(begin + call + "get_weather" + sep + "{\"city\": \"Paris\"}" + end
+                        + call + "now" + sep + "{}" + end + ends).calls());
+        assertEquals(List.of(), ToolCallFormat.DEEPSEEK.parse(begin + call + "function" + sep + "f\nno json" + end)
+                .calls());
+    }
+
+    @Test
     void malformedCallsAreAnOrdinaryAnswer() {
         for (String text : List.of("<tool_call>{\"name\": \"f\", \"arguments\": {\"x\": </tool_call>",
                 "<tool_call>not json</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>",
