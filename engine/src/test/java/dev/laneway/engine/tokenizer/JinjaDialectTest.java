@@ -32,7 +32,15 @@ class JinjaDialectTest {
 
     @Test
     void reversesWithAFilter() {
-        assertEquals("{% for m in messages|reverse|list %}", JinjaDialect.adapt("{% for m in messages[::-1] %}"));
+        assertEquals("{{ messages|reverse|list }}", JinjaDialect.adapt("{{ messages[::-1] }}"));
+    }
+
+    @Test
+    void loopsWalkTheirSequenceAsPythonDoes() {
+        assertEquals("{% for m in (messages|reverse|list)|laneway_loop_items %}",
+                JinjaDialect.adapt("{% for m in messages[::-1] %}"));
+        assertEquals("{%- for k in (d)|laneway_loop_items %}{% if k != 'x' -%}[{{ k }}]{%- endif %}{% endfor %}",
+                JinjaDialect.adapt("{%- for k in d if k != 'x' -%}[{{ k }}]{%- endfor %}"));
     }
 
     @Test
