@@ -99,8 +99,10 @@ public final class ChatTemplate {
         vars.put("strftime_now", true);
         vars.put("raise_exception", true);
         RenderResult result = Engine.JINJA.renderForResult(adapted, vars);
+        // A macro past its recursion bound renders as nothing, reported only as a warning: a failure here.
         List<TemplateError> fatal = result.getErrors().stream()
-                .filter(e -> e.getSeverity() == TemplateError.ErrorType.FATAL)
+                .filter(e -> e.getSeverity() == TemplateError.ErrorType.FATAL
+                        || String.valueOf(e.getMessage()).startsWith("Max recursion limit"))
                 .collect(Collectors.toList());
         for (TemplateError e : fatal) {
             ChatTemplateException raised = raisedBy(e.getException());
@@ -143,6 +145,10 @@ public final class ChatTemplate {
                 // The engine's default renders an expression's output again when it holds template syntax, which
                 // would run message content as template code; content is data and must reach the prompt as sent.
                 .withNestedInterpretationEnabled(false)
+                // Templates format tool schemas with macros that call themselves (Gemma 4); the engine's default
+                // renders such a call as nothing. Bounded, so a template cannot recurse without end.
+                .withEnableRecursiveMacroCalls(true)
+                .withMaxMacroRecursionDepth(64)
                 // lstrip_blocks is applied by JinjaDialect
                 .withElResolver(resolver)
                 // {{- ... -}} and {#- ... -#} trim whitespace too, as in Jinja2

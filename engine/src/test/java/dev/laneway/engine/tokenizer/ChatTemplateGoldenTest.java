@@ -34,17 +34,18 @@ class ChatTemplateGoldenTest {
     /** Templates that render every conversation as the reference does; one that stops is a regression. */
     private static final List<String> MUST_PASS = List.of(
             "Apertus-8B-Instruct", "Bielik-11B-v3.0-Instruct", "Cohere2MoE", "GLM-4.6", "GLM-4.7-Flash",
-            "HuggingFaceTB-SmolLM3-3B", "LFM2-8B-A1B", "LFM2.5-Instruct", "MiMo-VL", "MiniMax-M1", "MiniMax-M2",
-            "MiniMax-M3", "Mistral-Small-3.2-24B-Instruct-2506", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
-            "NVIDIA-Nemotron-Nano-v2", "Qwen-QwQ-32B", "Qwen-Qwen2.5-7B-Instruct", "Qwen3-Coder", "Qwen3.5-4B",
-            "Reka-Edge", "StepFun3.5-Flash", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B",
-            "deepseek-ai-DeepSeek-V3.1", "deepseek-ai-DeepSeek-V3.2", "deepseek-ai-DeepSeek-V4",
-            "deepseek-ai-DeepSeek-V4-Flash-0731", "fireworks-ai-llama-3-firefunction-v2", "google-gemma-2-2b-it",
-            "ibm-granite-granite-4.0", "ibm-granite-granite-4.1", "llama-cpp-deepseek-r1", "llama-cpp-rwkv-world",
-            "meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct",
-            "meta-llama-Llama-3.3-70B-Instruct", "mistralai-Mistral-Nemo-Instruct-2407", "moonshotai-Kimi-K2",
-            "muse-glimmer", "poolside-Laguna-S-2.1", "poolside-Laguna-XS-2.1", "poolside-Laguna-XS.2",
-            "upstage-Solar-Open-100B");
+            "GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B", "HuggingFaceTB-SmolLM3-3B", "Kimi-K3", "LFM2-8B-A1B",
+            "LFM2.5-Instruct", "MiMo-VL", "MiniMax-M1", "MiniMax-M2", "MiniMax-M3",
+            "Mistral-Small-3.2-24B-Instruct-2506", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "NVIDIA-Nemotron-Nano-v2",
+            "Qwen-QwQ-32B", "Qwen-Qwen2.5-7B-Instruct", "Qwen3-Coder", "Qwen3.5-4B", "Reka-Edge",
+            "StepFun3.5-Flash", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "deepseek-ai-DeepSeek-V3.1",
+            "deepseek-ai-DeepSeek-V3.2", "deepseek-ai-DeepSeek-V4", "deepseek-ai-DeepSeek-V4-Flash-0731",
+            "fireworks-ai-llama-3-firefunction-v2", "google-gemma-2-2b-it", "google-gemma-4-31B-it",
+            "google-gemma-4-31B-it-interleaved", "ibm-granite-granite-4.0", "ibm-granite-granite-4.1",
+            "llama-cpp-deepseek-r1", "llama-cpp-rwkv-world", "meta-llama-Llama-3.1-8B-Instruct",
+            "meta-llama-Llama-3.2-3B-Instruct", "meta-llama-Llama-3.3-70B-Instruct",
+            "mistralai-Mistral-Nemo-Instruct-2407", "moonshotai-Kimi-K2", "muse-glimmer", "poolside-Laguna-S-2.1",
+            "poolside-Laguna-XS-2.1", "poolside-Laguna-XS.2", "upstage-Solar-Open-100B");
 
     @Test
     void realTemplatesRenderAsTheReferenceEngineRendersThem() throws Exception {

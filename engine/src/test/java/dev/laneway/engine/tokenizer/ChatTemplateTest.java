@@ -240,4 +240,13 @@ class ChatTemplateTest {
         assertEquals("[a][c]", new ChatTemplate("{%- for k in ['a', 'b', 'c'] if k not in skip -%}[{{ k }}]"
                 + "{%- endfor %}", "", "").render(List.of(), false, vars));
     }
+    @Test
+    void macrosMayCallThemselvesWithinABound() {
+        String format = "{% macro f(x) %}{% if x is string %}<{{ x }}>{% else %}[{% for y in x %}{{ f(y) }}"
+                + "{% endfor %}]{% endif %}{% endmacro %}";
+        assertEquals("[<a>[<b>]]", new ChatTemplate(format + "{{ f(v) }}", "", "").render(List.of(), false,
+                Map.of("v", List.of("a", List.of("b")))));
+        assertThrows(IllegalStateException.class, () -> new ChatTemplate(
+                "{% macro g(n) %}{{ g(n) }}{% endmacro %}{{ g(1) }}", "", "").render(List.of(), false));
+    }
 }
