@@ -229,7 +229,9 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
         if (value == null || !value.isObject()) {
             throw ApiException.invalidType(param, param + " must be a JSON object (or the text of one)");
         }
-        return MAPPER.convertValue(value, Object.class);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> object = MAPPER.convertValue(value, Map.class);
+        return new ToolCallArguments(object, node.isTextual() ? node.textValue() : value.toString());
     }
 
     /** A string, or a list of {@code {"type":"text","text":...}} parts joined by newlines; null reads as empty. */

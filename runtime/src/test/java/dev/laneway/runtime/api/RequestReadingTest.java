@@ -139,6 +139,11 @@ class RequestReadingTest {
         assertEquals(List.of(Map.of("id", "c1", "type", "function", "function",
                 Map.of("name", "get_weather", "arguments", Map.of("city", "Paris")))), call.fields().get("tool_calls"));
         assertEquals(Map.of("tool_call_id", "c1"), r.messages().get(2).fields());
+        // A template that joins the arguments to a string gets the client's JSON text; tojson gets the object.
+        String template = "{% set a = messages[1].tool_calls[0].function.arguments %}"
+                + "{{ 'args: ' + a }} | {{ a | tojson }} | {{ a.city }}";
+        assertEquals("args: {\"city\":\"Paris\"} | {\"city\": \"Paris\"} | Paris",
+                new dev.laneway.engine.tokenizer.ChatTemplate(template, "", "").render(r.messages(), false));
     }
 
     @Test
