@@ -21,7 +21,8 @@ import java.util.regex.Pattern;
  *       {@code else}, a comma or a closing bracket, as Python's precedence says).</li>
  *   <li>A keyword argument whose value is an expression, {@code namespace(i=messages|length - 1)}, gets parentheses
  *       around the value, which the Java engine needs.</li>
- *   <li>{@code seq[::-1]} becomes {@code seq|reverse|list}.</li>
+ *   <li>{@code seq[::-1]} becomes {@code seq|reverse|list}, and a binary {@code +} gets spaces around it (the
+ *       engine does not parse {@code n+1}).</li>
  *   <li>{@code lstrip_blocks} is applied here, as Jinja2 does it: only whitespace between the start of a line and a
  *       block or comment tag is removed (the Java engine's own option also eats spaces after text on the line).</li>
  *   <li>{@code {% generation %}} markers, which only matter for training masks, are dropped.</li>
@@ -295,6 +296,12 @@ final class JinjaDialect {
                     } else {
                         out.append(t.text);
                     }
+                }
+                case OP -> {
+                    // The engine reads "+1" after an operand as a signed number, so "n+1" does not parse; "n + 1"
+                    // does.
+                    boolean binaryPlus = t.text.equals("+") && endsOperand(previous);
+                    out.append(binaryPlus ? " + " : t.text);
                 }
                 default -> out.append(t.text);
             }

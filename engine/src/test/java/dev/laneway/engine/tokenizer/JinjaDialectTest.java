@@ -36,6 +36,14 @@ class JinjaDialectTest {
     }
 
     @Test
+    void aBinaryPlusGetsSpaces() {
+        assertEquals("{{ messages[:n + 1] }}", JinjaDialect.adapt("{{ messages[:n+1] }}"));
+        assertEquals("{{ +1 }}", JinjaDialect.adapt("{{ +1 }}"));
+        assertEquals("[3]", new ChatTemplate("{{ [n+2] }}", "", "").render(java.util.List.of(), false,
+                java.util.Map.of("n", 1)));
+    }
+
+    @Test
     void loopsWalkTheirSequenceAsPythonDoes() {
         assertEquals("{% for m in (messages|reverse|list)|laneway_loop_items %}",
                 JinjaDialect.adapt("{% for m in messages[::-1] %}"));
