@@ -84,8 +84,7 @@ public final class LanePool implements AutoCloseable {
         if (loop == null) {
             return alone(() -> lane.generate(request, sink, slots.of(0)));
         }
-        return batched(request.prompt(), slot -> Sequence.generating(request, sink, slot, slots.of(slot),
-                lane.generator().dims(), lane.generator().endOfText())).result();
+        return batched(request.prompt(), slot -> generating(request, sink, slot)).result();
     }
 
     /**
@@ -146,12 +145,16 @@ public final class LanePool implements AutoCloseable {
         }
     }
 
+    private Sequence generating(GenerationRequest request, TokenSink sink, int slot) {
+        return Sequence.generating(request, sink, slot, slots.of(slot), lane.generator().dims(),
+                lane.generator().endOfText());
+    }
+
     /** A generation in a free slot, whose sink stops once {@code failed} is set. */
     private Sequence sequence(GenerationRequest request, TokenSink sink, AtomicBoolean failed) {
         int slot = slots.take(request.prompt());
         try {
-            return Sequence.generating(request, token -> !failed.get() && sink.accept(token), slot, slots.of(slot),
-                    lane.generator().dims(), lane.generator().endOfText());
+            return generating(request, token -> !failed.get() && sink.accept(token), slot);
         } catch (RuntimeException e) {
             slots.give(slot);
             throw e;

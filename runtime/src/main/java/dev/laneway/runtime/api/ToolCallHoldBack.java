@@ -9,6 +9,8 @@ final class ToolCallHoldBack {
     private final ToolCallFormat format;
     private final StringBuilder text = new StringBuilder();
     private int sent;
+    /** Whether a call has certainly begun: everything from {@link #sent} on is held, with no need to look again. */
+    private boolean calling;
 
     ToolCallHoldBack(ToolCallFormat format) {
         this.format = format;
@@ -17,7 +19,12 @@ final class ToolCallHoldBack {
     /** Takes the next piece of the answer; returns what may go to the client now (perhaps nothing). */
     String accept(String piece) {
         text.append(piece);
-        int start = Math.max(sent, format.callStart(text.toString()));
+        if (calling) {
+            return "";
+        }
+        String all = text.toString();
+        int start = Math.max(sent, format.callStart(all));
+        calling = format != ToolCallFormat.LLAMA3 && all.indexOf(format.marker, start) == start;
         String out = text.substring(sent, start);
         sent = start;
         return out;
