@@ -12,4 +12,8 @@ public interface PackProgress {
      * @param total units in all
      */
     void update(String what, long done, long total);
+
+    /** Something the user should know about the container being written (not an error); ignored by default. */
+    default void note(String message) {
+    }
 }

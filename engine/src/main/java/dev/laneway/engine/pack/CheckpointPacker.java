@@ -42,18 +42,19 @@ public final class CheckpointPacker implements ModelPacker {
     @Override
     public void pack(Path source, Path target, PackOptions options, PackProgress progress) throws IOException {
         ModelConfig config = ConfigJson.read(source.resolve(Container.CONFIG));
-        var variant = StandardPlans.variant(config.modelType(), Rope.Style.HALVES, config.tieWordEmbeddings());
-        if (variant == null) {
+        if (StandardPlans.variant(config.modelType(), Rope.Style.HALVES, false) == null) {
             throw new FormatException(source.resolve(Container.CONFIG), "model_type " + config.modelType()
                     + " cannot be packed (known: " + String.join(", ", StandardPlans.architectures()) + ")");
         }
-        if (config.attentionBias() != variant.qkvBias() && !config.modelType().equals("qwen2")) {
+        if (config.attentionBias() && !config.modelType().equals("qwen2")) {
             throw new FormatException(source.resolve(Container.CONFIG), "attention_bias is not supported for "
                     + config.modelType());
         }
         SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint.open(source);
-        Map<String, Tensor> tensors = tensors(checkpoint, config, source);
-        Function<DType, Quant> quant = Quant.chosen(options.quant(), GgufPacker.matrixTypes(tensors));
+        Map<String, Tensor> untied = tensors(checkpoint, config, source);
+        Function<DType, Quant> quant = Quant.chosen(options.quant(), GgufPacker.matrixTypes(untied));
+        Map<String, Tensor> tensors = ContainerWriter.withHead(untied, quant);
+        var variant = StandardPlans.variant(config.modelType(), Rope.Style.HALVES, !tensors.containsKey(HEAD));
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
             Files.copy(source.resolve(Container.TOKENIZER), out.dir().resolve(Container.TOKENIZER),
@@ -72,7 +73,7 @@ public final class CheckpointPacker implements ModelPacker {
         }
     }
 
-    /** The tensors to keep, with a tied embedding under the name the plan reads. */
+    /** The tensors to keep, with a tied embedding under the embedding's name only. */
     private static Map<String, Tensor> tensors(SafetensorsCheckpoint checkpoint, ModelConfig config, Path source)
             throws FormatException {
         Map<String, Tensor> tensors = new LinkedHashMap<>();

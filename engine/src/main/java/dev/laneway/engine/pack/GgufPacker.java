@@ -49,26 +49,27 @@ public final class GgufPacker implements ModelPacker {
     }
 
     @Override
-    public void pack(Path source, Path target, PackOptions options, PackProgress progress) throws IOException {
-        GgufFile gguf = GgufFile.open(source);
+    public void pack(Path sourcePath, Path target, PackOptions options, PackProgress progress) throws IOException {
+        GgufFile gguf = GgufFile.open(sourcePath);
         ModelConfig config = GgufConfig.from(gguf);
-        Map<String, Tensor> tensors = hfTensors(gguf);
-        boolean tied = !tensors.containsKey("lm_head.weight");
+        Map<String, Tensor> source = hfTensors(gguf);
+        boolean tied = !source.containsKey(StandardPlans.HEAD);
         config = tied == config.tieWordEmbeddings() ? config : withTied(config, tied);
+        Function<DType, Quant> quant = Quant.chosen(options.quant(), matrixTypes(source));
+        Map<String, Tensor> tensors = ContainerWriter.withHead(source, quant);
         Rope.Style rope = config.modelType().startsWith("qwen") ? Rope.Style.HALVES : Rope.Style.INTERLEAVED;
-        var variant = StandardPlans.variant(config.modelType(), rope, tied);
+        var variant = StandardPlans.variant(config.modelType(), rope, !tensors.containsKey(StandardPlans.HEAD));
         if (variant == null) {
-            throw new FormatException(source, "architecture " + config.modelType() + " cannot be packed (known: "
+            throw new FormatException(sourcePath, "architecture " + config.modelType() + " cannot be packed (known: "
                     + String.join(", ", StandardPlans.architectures()) + ")");
         }
-        Function<DType, Quant> quant = Quant.chosen(options.quant(), matrixTypes(tensors));
         HfTokenizerFiles tokenizer = GgufTokenizerConverter.convert(gguf);
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
             Files.writeString(out.dir().resolve(Container.TOKENIZER), tokenizer.tokenizerJson());
             Files.writeString(out.dir().resolve(Container.TOKENIZER_CONFIG), tokenizer.tokenizerConfigJson());
             PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
-            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", source.getFileName().toString()),
+            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", sourcePath.getFileName().toString()),
                     progress);
             if (options.lane()) {
                 LaneManifests.writeHost(out.dir(), config);

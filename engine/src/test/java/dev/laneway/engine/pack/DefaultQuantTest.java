@@ -40,9 +40,10 @@ class DefaultQuantTest {
 
     @Test
     void aFourBitFileIsPackedAtFourBitsAndAnEightBitOneAtEight(@TempDir Path dir) throws Exception {
-        assertEquals(Map.of("f32", 13, "q4_1", 44), packed(dir, DType.Q4_0, "q4_1"));
-        assertEquals(Map.of("f32", 13, "q4_1", 44), packed(dir, DType.Q4_1, "q4_1"));
-        assertEquals(Map.of("f32", 13, "q8", 44), packed(dir, DType.Q8_0, "q8"));
+        // 13 norms and the embedding are BF16; 42 projections and the head are tiles
+        assertEquals(Map.of("bf16", 14, "q4_1", 43), packed(dir, DType.Q4_0, "q4_1"));
+        assertEquals(Map.of("bf16", 14, "q4_1", 43), packed(dir, DType.Q4_1, "q4_1"));
+        assertEquals(Map.of("bf16", 14, "q8", 43), packed(dir, DType.Q8_0, "q8"));
     }
 
     /** The weight formats of a random stories15M-shape file of {@code type}, packed with the defaults. */

@@ -47,4 +47,14 @@ final class ProgressPrinter implements PackProgress {
         }
         out.flush();
     }
+
+    @Override
+    public synchronized void note(String message) {
+        if (terminal && lastWidth > 0) {
+            out.println();
+            lastWidth = 0;
+        }
+        out.println("note: " + message);
+        out.flush();
+    }
 }
