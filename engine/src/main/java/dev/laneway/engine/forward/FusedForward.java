@@ -70,8 +70,8 @@ public final class FusedForward implements LaneForward {
         LayerShape shape = new LayerShape(hidden, attention, dims.ffn(), dims.rmsEps());
         Tensors tensors = new Tensors(weights, kernels);
 
-        Matrix embedding = tensors.table(StandardPlans.EMBEDDING, hidden);
-        Matrix head = variant.tiedEmbeddings() ? embedding : tensors.table(StandardPlans.HEAD, hidden);
+        Matrix embedding = tensors.table(StandardPlans.EMBEDDING, hidden, variant.tiedEmbeddings());
+        Matrix head = variant.tiedEmbeddings() ? embedding : tensors.table(StandardPlans.HEAD, hidden, true);
         float[] finalNorm = tensors.vector(StandardPlans.FINAL_NORM, hidden);
         for (Matrix m : new Matrix[] {embedding, head}) {
             if (m.rows() < dims.vocab()) {
@@ -197,9 +197,13 @@ public final class FusedForward implements LaneForward {
                     matrix(StandardPlans.DOWN_PROJ, l, hidden, shape.ffn()));
         }
 
-        /** A matrix of {@code cols} columns and a row per token at least (the embedding, the head). */
-        Matrix table(String name, int cols) {
-            Matrix m = lookUp(name);
+        /**
+         * A matrix of {@code cols} columns and a row per token at least (the embedding, the head), prepared for the
+         * kernels if it is {@code multiplied} (an embedding that is not the head only has rows looked up).
+         */
+        Matrix table(String name, int cols, boolean multiplied) {
+            Matrix m = multiplied ? lookUp(name) : weights.matrix(name).orElseThrow(() -> new PlanException(
+                    "the model has no tensor " + name));
             if (m.cols() != cols) {
                 throw new PlanException(name + " is " + m.rows() + "x" + m.cols() + ", expected " + cols
                         + " columns");

@@ -157,7 +157,7 @@ public final class PlanForward implements LaneForward {
         private Step step(Op op, int layer, String where) {
             String at = where + ", op " + op.kind();
             if (op instanceof Op.Embed e) {
-                Matrix w = matrix(e.weight(), layer, at);
+                Matrix w = table(e.weight(), layer, at);
                 int out = buffer(e.out());
                 expect(w.cols() == width(out) && w.rows() >= dims.vocab(), at, e.weight() + " is " + w.rows() + "x"
                         + w.cols() + ", expected at least " + dims.vocab() + "x" + width(out));
@@ -273,12 +273,18 @@ public final class PlanForward implements LaneForward {
             return ForwardState.size(bufferDims.get(buffer), dims);
         }
 
+        /** A matrix the forward multiplies by, prepared for the kernels. */
         private Matrix matrix(String template, int layer, String at) {
-            String name = expand(template, layer);
-            Matrix m = weights.matrix(name).orElseThrow(() -> new PlanException(at + ": the model has no tensor "
-                    + name));
+            Matrix m = table(template, layer, at);
             k.prepare(m);
             return m;
+        }
+
+        /** A matrix whose rows are only looked up (an embedding): the kernels need not prepare it. */
+        private Matrix table(String template, int layer, String at) {
+            String name = expand(template, layer);
+            return weights.matrix(name).orElseThrow(() -> new PlanException(at + ": the model has no tensor "
+                    + name));
         }
 
         private float[] vector(String template, int layer, String at) {
