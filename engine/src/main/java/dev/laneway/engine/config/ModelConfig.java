@@ -94,4 +94,11 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                 intermediateSize, vocabSize, n, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
                 bosTokenId, eosTokenIds, ropeScaling);
     }
+
+    /** The same config with another vocabulary size. */
+    public ModelConfig withVocabSize(int n) {
+        return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
+                intermediateSize, n, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias,
+                hiddenAct, bosTokenId, eosTokenIds, ropeScaling);
+    }
 }

@@ -1,12 +1,19 @@
 package dev.laneway.engine.container;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.kernels.Matrix;
+import dev.laneway.engine.kernels.Rope;
 import dev.laneway.engine.kernels.RopeFrequencies;
 import dev.laneway.engine.plan.Plan;
 import dev.laneway.engine.plan.PlanJson;
+import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.q4nx.Q4nx;
 import dev.laneway.engine.q4nx.Q4nxFile;
 import dev.laneway.engine.quant.Dequant;
@@ -14,14 +21,21 @@ import dev.laneway.engine.quant.Dequant;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * A Laneway container directory (docs/container.md): {@code model.q4nx}, {@code config.json}, {@code tokenizer.json} (with
- * an optional {@code tokenizer_config.json}), {@code plan.json}, and optionally {@code npu/}. Opening reads the
- * config, the plan and the weight file's header, and maps the weights; nothing is copied.
+ * A container directory (docs/container.md): {@code model.q4nx}, {@code config.json}, {@code tokenizer.json} (with an
+ * optional {@code tokenizer_config.json}), optionally {@code plan.json}, and optionally {@code npu/}. Opening reads the
+ * config, the plan and the weight file's header, and maps the weights; nothing is copied. A container without a
+ * Laneway plan (as the other Q4NX engines write them) gets the plan of its config's {@code model_type}; what was
+ * derived so is listed by {@link #derivations()}.
  */
 public final class Container {
     public static final String CONFIG = "config.json";
@@ -32,16 +46,20 @@ public final class Container {
     /** The lane directory of the fast lane. */
     public static final String LANE_DIR = "npu";
 
+    private static final System.Logger LOG = System.getLogger(Container.class.getName());
+
     private final Path dir;
     private final ModelConfig config;
     private final Plan plan;
     private final Q4nxFile weights;
+    private final List<String> derivations;
 
-    private Container(Path dir, ModelConfig config, Plan plan, Q4nxFile weights) {
+    private Container(Path dir, ModelConfig config, Plan plan, Q4nxFile weights, List<String> derivations) {
         this.dir = dir;
         this.config = config;
         this.plan = plan;
         this.weights = weights;
+        this.derivations = List.copyOf(derivations);
     }
 
     /**
@@ -50,20 +68,128 @@ public final class Container {
      * @throws FormatException naming the file and what is wrong when a part is missing or invalid
      */
     public static Container open(Path dir) throws IOException {
-        for (String required : new String[]{WEIGHTS, CONFIG, TOKENIZER, PLAN}) {
+        for (String required : new String[]{WEIGHTS, CONFIG, TOKENIZER}) {
             if (!Files.isRegularFile(dir.resolve(required))) {
                 throw new FormatException(dir, "not a container: " + required + " is missing");
             }
         }
         ModelConfig config = ConfigJson.read(dir.resolve(CONFIG));
-        Plan plan = PlanJson.read(dir.resolve(PLAN));
         Q4nxFile weights = Q4nxFile.open(dir.resolve(WEIGHTS));
-        return new Container(dir, config, plan, weights);
+        List<String> derivations = new ArrayList<>();
+        Optional<Plan> own = ownPlan(dir.resolve(PLAN), derivations);
+        Plan plan = own.isPresent() ? own.get() : derivedPlan(dir, config, weights, derivations);
+        config = vocabulary(config, weights, derivations);
+        if (weights.tensors().stream().anyMatch(t -> weights.tiled(t.name())
+                && weights.recordedShape(t.name()).isEmpty())) {
+            derivations.add("tile tensors sized from config.json (the file records no shapes)");
+        }
+        if (ContainerWeights.embeddingFromHead(weights)) {
+            derivations.add("the embedding read from lm_head.weight's tiles (the file has no "
+                    + StandardPlans.EMBEDDING + ")");
+        }
+        return new Container(dir, config, plan, weights, derivations);
+    }
+
+    /** The container's own plan.json; empty when there is none, or it is another engine's file (said in the log). */
+    private static Optional<Plan> ownPlan(Path file, List<String> derivations) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            derivations.add("the plan from config.json's model_type (no plan.json)");
+            return Optional.empty();
+        }
+        JsonNode root;
+        try {
+            root = new ObjectMapper().readTree(Files.readString(file));
+        } catch (JsonProcessingException e) {
+            throw new FormatException(file, "not valid JSON: " + e.getOriginalMessage());
+        }
+        JsonNode format = root == null ? null : root.get("format");
+        if (root == null || !root.isObject() || format == null || !Plan.FORMAT.equals(format.asText())) {
+            LOG.log(System.Logger.Level.INFO, file + " is not a Laneway plan (its format is "
+                    + (format == null ? "not given" : "\"" + format.asText() + "\"") + ", a Laneway plan's is \""
+                    + Plan.FORMAT + "\"): the plan comes from config.json's model_type");
+            derivations.add("the plan from config.json's model_type (plan.json is not a Laneway plan)");
+            return Optional.empty();
+        }
+        return Optional.of(PlanJson.read(file));
+    }
+
+    /**
+     * The standard plan of the config's architecture, for a container without one of Laneway's: q/k rows in the order
+     * {@code __metadata__} {@code rope_pairs} says, else in Hugging Face's (the other Q4NX engines' converters write
+     * them so), the head {@code lm_head.weight} when there is one. A tensor the plan would not read is refused by
+     * name, never dropped.
+     */
+    private static Plan derivedPlan(Path dir, ModelConfig config, Q4nxFile weights, List<String> derivations)
+            throws FormatException {
+        String type = config.modelType();
+        boolean tied = weights.tensor(StandardPlans.HEAD).isEmpty();
+        String pairs = weights.metadata().getOrDefault(Q4nx.ROPE_PAIRS_KEY, "halves");
+        Rope.Style rope = switch (pairs) {
+            case "halves" -> Rope.Style.HALVES;
+            case "interleaved" -> Rope.Style.INTERLEAVED;
+            default -> throw new FormatException(weights.path(), "__metadata__ " + Q4nx.ROPE_PAIRS_KEY + " is \""
+                    + pairs + "\", expected \"halves\" or \"interleaved\"");
+        };
+        StandardPlans.Variant variant = StandardPlans.variant(type, rope, tied);
+        if (variant == null) {
+            throw new FormatException(dir, "no Laneway plan.json, and model_type '" + type + "' is not an architecture"
+                    + " Laneway derives a plan for (" + String.join(", ", StandardPlans.architectures()) + ")");
+        }
+        if (config.attentionBias() != variant.qkvBias()) {
+            throw new FormatException(dir.resolve(CONFIG), "attention_bias " + config.attentionBias()
+                    + " is not in the " + type + " plan");
+        }
+        Plan plan = StandardPlans.plan(variant);
+        Set<String> read = new HashSet<>(Set.of(StandardPlans.EMBEDDING, StandardPlans.HEAD,
+                RopeFrequencies.FACTORS_TENSOR));
+        plan.prologue().forEach(op -> read.addAll(op.tensors()));
+        plan.epilogue().forEach(op -> read.addAll(op.tensors()));
+        for (int l = 0; l < config.numHiddenLayers(); l++) {
+            String layer = Integer.toString(l);
+            plan.layer().forEach(op -> op.tensors().forEach(t -> read.add(t.replace("{L}", layer))));
+        }
+        for (var t : weights.tensors()) {
+            if (!read.contains(t.name())) {
+                throw new FormatException(weights.path(), "tensor " + t.name() + " is not one the " + type
+                        + " plan reads; it is refused rather than dropped");
+            }
+        }
+        derivations.add(type + " layers" + (variant.qkvBias() ? " with q/k/v biases" : "")
+                + (variant.qkNorm() ? " with q/k norms" : "") + ", RoPE pairs in " + pairs + " order"
+                + (weights.metadata().containsKey(Q4nx.ROPE_PAIRS_KEY) ? "" : " (Hugging Face's)") + ", the head "
+                + (tied ? StandardPlans.EMBEDDING + " (tied)" : StandardPlans.HEAD));
+        return plan;
+    }
+
+    /**
+     * The config, with the vocabulary the embedding's rows give when config.json's {@code vocab_size} counts more (a
+     * head padded to whole tiles): as the other Q4NX engines take it, and so padded rows are never sampled.
+     */
+    private static ModelConfig vocabulary(ModelConfig config, Q4nxFile weights, List<String> derivations) {
+        Optional<Tensor> embedding = weights.tensor(StandardPlans.EMBEDDING).filter(t -> !weights.tiled(t.name())
+                && t.rank() == 2);
+        if (embedding.isEmpty() || embedding.get().dim(0) >= config.vocabSize()) {
+            return config;
+        }
+        int rows = (int) embedding.get().dim(0);
+        derivations.add("a vocabulary of " + rows + " tokens from the embedding's rows (config.json's vocab_size "
+                + config.vocabSize() + " counts padding)");
+        return config.withVocabSize(rows);
     }
 
     /** Whether the directory holds the files of a container (without reading them). */
     public static boolean looksLikeOne(Path dir) {
         return Files.isRegularFile(dir.resolve(WEIGHTS)) && Files.isRegularFile(dir.resolve(CONFIG));
+    }
+
+    /** What opening derived rather than read from the container (its plan, tile sizes, the vocabulary), if anything. */
+    public List<String> derivations() {
+        return derivations;
+    }
+
+    /** The forward's weights: matrices in place, tile tensors sized from config.json where the file does not say. */
+    public ContainerWeights weightSource() {
+        return new ContainerWeights(weights, new ConfigShapes(config));
     }
 
     public Path dir() {
@@ -99,17 +225,25 @@ public final class Container {
                 (float) config.rmsNormEps(), rope, contextLength);
     }
 
+    /** A tile tensor's logical {@code [rows, cols]}: as the file records it, else from config.json. */
+    public Optional<int[]> tileShape(String name) {
+        return weights.tiled(name) ? weights.recordedShape(name).or(() -> new ConfigShapes(config).of(name))
+                : Optional.empty();
+    }
+
+    /** The kind of a tile tensor's tiles, told by their size once its shape is known. */
+    public Optional<Matrix.Layout> tileLayout(String name) {
+        return tileShape(name).flatMap(shape -> weights.tensor(name)
+                .flatMap(t -> Q4nx.layoutOf(t.data().remaining(), shape[0], shape[1])));
+    }
+
     /** The storage formats of the weights and how many tensors use each, e.g. {@code {F32=11, Q8=36}}. */
     public Map<String, Integer> weightFormats() {
         Map<String, Integer> formats = new TreeMap<>();
         for (var t : weights.tensors()) {
             String format = t.dtype().name();
             if (weights.tiled(t.name())) {
-                try {
-                    format = weights.matrix(t.name()).layout().name();
-                } catch (FormatException e) {
-                    format = "tiles";
-                }
+                format = tileLayout(t.name()).map(Enum::name).orElse("tiles");
             }
             formats.merge(tileName(format), 1, Integer::sum);
         }
@@ -129,6 +263,7 @@ public final class Container {
     public String describe() {
         return config.modelType() + ": " + config.numHiddenLayers() + " layers, hidden " + config.hiddenSize() + ", "
                 + config.numAttentionHeads() + " heads (" + config.numKeyValueHeads() + " KV), ffn "
-                + config.intermediateSize() + ", vocab " + config.vocabSize() + ", weights " + weightFormats();
+                + config.intermediateSize() + ", vocab " + config.vocabSize() + ", weights " + weightFormats()
+                + (derivations.isEmpty() ? "" : "; derived: " + String.join("; ", derivations));
     }
 }

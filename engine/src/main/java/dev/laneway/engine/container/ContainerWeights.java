@@ -5,6 +5,7 @@ import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.forward.PlanException;
 import dev.laneway.engine.forward.WeightSource;
 import dev.laneway.engine.kernels.Matrix;
+import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.q4nx.Q4nxFile;
 import dev.laneway.engine.quant.Dequant;
 
@@ -13,25 +14,40 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The forward's weights out of a container's weight file: matrices in place, vectors as floats. A tensor asked for
- * twice (a tied embedding) is the same matrix both times, so kernels that prepare matrices do it once.
+ * The forward's weights out of a container's weight file: matrices in place, vectors as floats. A tile tensor whose
+ * size the file does not record is sized from config.json. A tensor asked for twice (a tied embedding) is the same
+ * matrix both times, so kernels that prepare matrices do it once; a container that holds only {@code lm_head.weight}
+ * gives it for the embedding too, its rows read from the head's tiles.
  */
 public final class ContainerWeights implements WeightSource {
     private final Q4nxFile file;
+    private final ConfigShapes shapes;
     private final Map<String, Matrix> matrices = new ConcurrentHashMap<>();
 
-    public ContainerWeights(Q4nxFile file) {
+    public ContainerWeights(Q4nxFile file, ConfigShapes shapes) {
         this.file = file;
+        this.shapes = shapes;
+    }
+
+    /** Whether the embedding is read from the head's tiles, the container having no embedding of its own. */
+    public static boolean embeddingFromHead(Q4nxFile file) {
+        return file.tensor(StandardPlans.EMBEDDING).isEmpty() && file.tensor(StandardPlans.HEAD).isPresent();
     }
 
     @Override
     public Optional<Matrix> matrix(String name) {
-        if (file.tensor(name).isEmpty()) {
+        String stored = name.equals(StandardPlans.EMBEDDING) && embeddingFromHead(file) ? StandardPlans.HEAD : name;
+        if (file.tensor(stored).isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(matrices.computeIfAbsent(name, n -> {
+        return Optional.of(matrices.computeIfAbsent(stored, n -> {
             try {
-                return file.matrix(n);
+                if (!file.tiled(n) || file.recordedShape(n).isPresent()) {
+                    return file.matrix(n);
+                }
+                int[] shape = shapes.of(n).orElseThrow(() -> new PlanException(file.path() + ": tile tensor " + n
+                        + " records no shape, and config.json gives none for a tensor of that name"));
+                return file.matrix(n, shape[0], shape[1]);
             } catch (FormatException e) {
                 throw new PlanException(e.getMessage());
             }

@@ -65,6 +65,21 @@ public final class LaneKernels {
         }
     }
 
+    /**
+     * Why a kernels directory without a lane manifest serves nothing, naming the three places a lane can come from:
+     * {@value #ENV}, {@code <model dir>/npu} and the build's {@code laneway.kernels.dir}.
+     */
+    public static String withoutManifest(Resolved kernels) {
+        String where = switch (kernels.source()) {
+            case ENVIRONMENT -> ENV + " (or -D" + PROPERTY + ") is " + kernels.dir();
+            case MODEL_DIRECTORY -> "the model's own " + Container.LANE_DIR + "/ directory " + kernels.dir();
+            case BUILD -> "the build's laneway.kernels.dir is " + kernels.dir();
+        };
+        return where + ", which has no " + LaneManifest.FILE + ": a lane comes from " + ENV + " (which is looked at"
+                + " first, and hides the rest when set), else <model dir>/" + Container.LANE_DIR + "/" + LaneManifest.FILE
+                + " (./laneway pack --lane writes one), else the directory the build named in -Dlaneway.kernels.dir";
+    }
+
     /** How to provide a kernels directory, for refusals. */
     public static String howToProvide() {
         return "set " + ENV + " to a kernels directory, add <model dir>/" + Container.LANE_DIR

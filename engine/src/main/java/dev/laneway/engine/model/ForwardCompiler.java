@@ -1,7 +1,6 @@
 package dev.laneway.engine.model;
 
 import dev.laneway.engine.container.Container;
-import dev.laneway.engine.container.ContainerWeights;
 import dev.laneway.engine.forward.Dims;
 import dev.laneway.engine.forward.FusedForward;
 import dev.laneway.engine.forward.LaneForward;
@@ -63,7 +62,7 @@ public enum ForwardCompiler {
     }
 
     private static LaneForward perOp(Container container, Dims dims, Kernels kernels) {
-        return PlanForward.compile(container.plan(), dims, new ContainerWeights(container.weights()), kernels);
+        return PlanForward.compile(container.plan(), dims, container.weightSource(), kernels);
     }
 
     private static LaneForward fused(StandardPlans.Recognition plan, Container container, Dims dims,
@@ -74,6 +73,6 @@ public enum ForwardCompiler {
             throw new IllegalArgumentException("the fused forward runs on the native kernels, not on "
                     + kernels.name());
         }
-        return FusedForward.compile(variant, dims, new ContainerWeights(container.weights()), natives);
+        return FusedForward.compile(variant, dims, container.weightSource(), natives);
     }
 }

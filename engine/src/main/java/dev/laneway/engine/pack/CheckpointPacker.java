@@ -9,6 +9,7 @@ import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.kernels.Rope;
 import dev.laneway.engine.plan.PlanJson;
 import dev.laneway.engine.plan.StandardPlans;
+import dev.laneway.engine.q4nx.Q4nx;
 import dev.laneway.engine.safetensors.SafetensorsCheckpoint;
 import dev.laneway.spi.ModelPacker;
 import dev.laneway.spi.PackOptions;
@@ -64,8 +65,8 @@ public final class CheckpointPacker implements ModelPacker {
                 Files.copy(tokenizerConfig, out.dir().resolve(Container.TOKENIZER_CONFIG));
             }
             PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
-            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", source.getFileName().toString()),
-                    progress);
+            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", source.getFileName().toString(),
+                    Q4nx.ROPE_PAIRS_KEY, "halves"), progress);
             if (options.lane()) {
                 LaneManifests.writeHost(out.dir(), config);
             }

@@ -11,6 +11,7 @@ import dev.laneway.engine.gguf.GgufFile;
 import dev.laneway.engine.kernels.Rope;
 import dev.laneway.engine.plan.PlanJson;
 import dev.laneway.engine.plan.StandardPlans;
+import dev.laneway.engine.q4nx.Q4nx;
 import dev.laneway.engine.tokenizer.GgufTokenizerConverter;
 import dev.laneway.engine.tokenizer.HfTokenizerFiles;
 import dev.laneway.spi.ModelPacker;
@@ -25,6 +26,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -69,8 +71,8 @@ public final class GgufPacker implements ModelPacker {
             Files.writeString(out.dir().resolve(Container.TOKENIZER), tokenizer.tokenizerJson());
             Files.writeString(out.dir().resolve(Container.TOKENIZER_CONFIG), tokenizer.tokenizerConfigJson());
             PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
-            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", sourcePath.getFileName().toString()),
-                    progress);
+            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", sourcePath.getFileName().toString(),
+                    Q4nx.ROPE_PAIRS_KEY, rope.name().toLowerCase(Locale.ROOT)), progress);
             if (options.lane()) {
                 LaneManifests.writeHost(out.dir(), config);
             }

@@ -26,6 +26,11 @@ public final class Q4nx {
     public static final String FORMAT = "q4nx";
     /** Header padding and tensor alignment, in bytes. */
     public static final int ALIGNMENT = 64;
+    /**
+     * The {@code __metadata__} key that says how q/k rows pair for RoPE: {@code interleaved} (llama.cpp's order, kept
+     * by packs of GGUF llama files) or {@code halves} (Hugging Face's, the default when a file does not say).
+     */
+    public static final String ROPE_PAIRS_KEY = "rope_pairs";
     /** Prefix of the {@code __metadata__} keys that record a tile tensor's logical {@code rows,cols}. */
     public static final String SHAPE_KEY_PREFIX = "shape:";
 

@@ -7,6 +7,7 @@ import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.safetensors.SafetensorsFile;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -18,17 +19,23 @@ import java.util.Optional;
 
 /**
  * A {@code model.q4nx} file (see {@link Q4nx}): a safetensors file whose {@code I8} tensors are 32×256 tiles.
- * Opening checks that the header says {@code "format": "q4nx"} and that each tile tensor is a whole number of tiles of
- * one kind; {@link #matrix} then views a weight as a {@link Matrix} in place.
+ * Opening checks that the header says {@code "format": "q4nx"} (or, in a file without that, as FastFlowLM writes them,
+ * that its I8 tensors are tiles) and that each tile tensor is a whole number of tiles of one kind; {@link #matrix}
+ * then views a weight as a {@link Matrix} in place.
  */
 public final class Q4nxFile {
+    private static final String KINDS = "q4_1 (5120 B), Q4_K (4736 B) or Q8 (8704 B)";
+
     private final SafetensorsFile file;
     /** The logical [rows, cols] of each tile tensor whose header records it. */
     private final Map<String, int[]> tileShapes;
+    /** The order of Q8 codes, when the file says it or Laneway wrote it. */
+    private final Optional<Q8CodeOrder> q8Order;
 
-    private Q4nxFile(SafetensorsFile file, Map<String, int[]> tileShapes) {
+    private Q4nxFile(SafetensorsFile file, Map<String, int[]> tileShapes, Optional<Q8CodeOrder> q8Order) {
         this.file = file;
         this.tileShapes = Collections.unmodifiableMap(tileShapes);
+        this.q8Order = q8Order;
     }
 
     /** Opens {@code model.q4nx} in a container directory, or the file itself. */
@@ -36,10 +43,11 @@ public final class Q4nxFile {
         Path path = Files.isDirectory(dirOrFile) ? dirOrFile.resolve(Q4nx.FILE_NAME) : dirOrFile;
         SafetensorsFile file = SafetensorsFile.open(path);
         String format = file.metadata().get(Q4nx.FORMAT_KEY);
-        if (!Q4nx.FORMAT.equals(format)) {
+        if (format == null ? !holdsTiles(file) : !Q4nx.FORMAT.equals(format)) {
             throw new FormatException(path, 8, "not a Q4NX container: __metadata__ has "
-                    + (format == null ? "no format" : "format \"" + format + "\"") + ", expected \"" + Q4nx.FORMAT
-                    + "\"");
+                    + (format == null ? "no format and no I8 tensor is a tile tensor ([tiles, chunk] or [tile rows,"
+                    + " tile cols, chunk] of " + KINDS + ")" : "format \"" + format + "\", expected \""
+                    + Q4nx.FORMAT + "\""));
         }
         Map<String, int[]> shapes = new LinkedHashMap<>();
         for (Tensor t : file.tensors()) {
@@ -58,7 +66,26 @@ public final class Q4nxFile {
                         + ", which is not an I8 tensor of the file");
             }
         }
-        return new Q4nxFile(file, shapes);
+        return new Q4nxFile(file, shapes, q8Order(path, file.metadata(), !shapes.isEmpty()));
+    }
+
+    /** Whether the file has I8 tensors and each is shaped as tiles are: a last dimension of one tile's bytes. */
+    private static boolean holdsTiles(SafetensorsFile file) {
+        List<Tensor> i8 = file.tensors().stream().filter(t -> t.dtype() == DType.I8).toList();
+        return !i8.isEmpty() && i8.stream().allMatch(t -> (t.rank() == 2 || t.rank() == 3)
+                && Matrix.Layout.ofTileBytes(t.dim(t.rank() - 1)).filter(Matrix.Layout::tiled).isPresent());
+    }
+
+    /** The Q8 code order: named by the file, or column-major in a file Laneway wrote (it records tile shapes). */
+    private static Optional<Q8CodeOrder> q8Order(Path path, Map<String, String> metadata, boolean lanewayWrote)
+            throws FormatException {
+        String named = metadata.get(Q8CodeOrder.KEY);
+        if (named != null) {
+            return Optional.of(Q8CodeOrder.named(named).orElseThrow(() -> new FormatException(path, 8,
+                    "__metadata__ " + Q8CodeOrder.KEY + " is \"" + named + "\", expected \""
+                            + Q8CodeOrder.COLUMN_MAJOR.value() + "\" or \"" + Q8CodeOrder.ROW_HALVES.value() + "\"")));
+        }
+        return lanewayWrote ? Optional.of(Q8CodeOrder.COLUMN_MAJOR) : Optional.empty();
     }
 
     /** The "rows,cols" recorded for a tile tensor, or null. */
@@ -85,7 +112,7 @@ public final class Q4nxFile {
 
     private static void checkTiles(Path path, Tensor t, int[] shape) throws FormatException {
         long bytes = t.data().remaining();
-        String kinds = "q4_1 (5120 B), Q4_K (4736 B) or Q8 (8704 B)";
+        String kinds = KINDS;
         if (shape != null) {
             if (Q4nx.layoutOf(bytes, shape[0], shape[1]).isEmpty()) {
                 throw new FormatException(path, 8, "tile tensor " + t.name() + " of " + shape[0] + "x" + shape[1]
@@ -170,7 +197,38 @@ public final class Q4nxFile {
             throw new FormatException(path(), 8, "tensor " + name + " holds " + bytes + " bytes, a " + rows + "x"
                     + cols + " " + layout + " matrix needs " + layout.bytes(rows, cols));
         }
-        return new Matrix(name, layout, rows, cols, t.data());
+        ByteBuffer data = t.data();
+        if (layout == Matrix.Layout.TILES_Q8) {
+            Q8CodeOrder order = q8Order.orElseThrow(() -> new FormatException(path(), 8, "tile tensor " + name
+                    + " holds Q8 tiles, whose codes come in two orders of the same size (column-major, code (r, c)"
+                    + " at 512 + 32c + r, as the 1bit engine reads them; row-halves, at 512 + 4096(r/16) + 16c +"
+                    + " r%16, as FastFlowLM writes them), and the file does not say which: add \""
+                    + Q8CodeOrder.KEY + "\": \"" + Q8CodeOrder.COLUMN_MAJOR.value() + "\" or \""
+                    + Q8CodeOrder.ROW_HALVES.value() + "\" to its __metadata__, or pack the model with laneway pack"));
+            if (order == Q8CodeOrder.ROW_HALVES) {
+                data = Q8CodeOrder.toColumnMajor(data);
+            }
+        } else if (layout == Matrix.Layout.TILES_Q4_1 && tileShapes.isEmpty()) {
+            requireUnsignedCodes(name, data);
+        }
+        return new Matrix(name, layout, rows, cols, data);
+    }
+
+    /**
+     * Refuses q4_1 tiles whose first tile has no zero point but 0: FastFlowLM writes a Q4_0 matrix so, with signed
+     * codes, which read as the unsigned codes of q4_1 would give every weight the wrong value. (A real matrix read
+     * as q4_1 has negative weights, so its zero points are not all 0.)
+     */
+    private void requireUnsignedCodes(String name, ByteBuffer tiles) throws FormatException {
+        for (int i = 0; i < 256; i++) {
+            if (tiles.getShort(512 + 2 * i) != 0) {
+                return;
+            }
+        }
+        throw new FormatException(path(), 8, "tile tensor " + name + " holds q4_1 tiles whose zero points are all 0,"
+                + " as FastFlowLM writes Q4_0 weights with signed 4-bit codes; Laneway reads q4_1 codes as unsigned"
+                + " (0..15, weight = code x scale + zero), so it refuses them rather than read every weight wrong:"
+                + " convert the model from its GGUF file with laneway pack");
     }
 
     private Tensor require(String name) throws FormatException {

@@ -42,26 +42,28 @@ public final class EngineInspector implements ModelInspector {
         Container c = Container.open(dir);
         out.append("model: ").append(c.describe()).append('\n');
         out.append("\nconfig.json:\n").append(ConfigJson.toJson(c.config()).indent(2));
-        out.append("\nplan.json: ").append(c.plan().prologue().size()).append(" prologue ops, ")
+        out.append("\nplan: ").append(c.plan().prologue().size()).append(" prologue ops, ")
                 .append(c.plan().layer().size()).append(" ops per layer, ").append(c.plan().epilogue().size())
                 .append(" epilogue ops\n");
-        tensors(c.weights(), out);
+        if (!c.derivations().isEmpty()) {
+            out.append("\nderived:\n");
+            c.derivations().forEach(d -> out.append("  ").append(d).append('\n'));
+        }
+        tensors(c, out);
         tokenizer(TokenizerLoader.load(dir), out);
         Path lane = dir.resolve(Container.LANE_DIR);
         out.append("\nlane: ").append(Files.isDirectory(lane) ? lane : "none").append('\n');
     }
 
-    private static void tensors(Q4nxFile weights, StringBuilder out) {
+    private static void tensors(Container c, StringBuilder out) {
+        Q4nxFile weights = c.weights();
         out.append("\ntensors (").append(weights.tensors().size()).append("):\n");
         for (Tensor t : weights.tensors()) {
             String layout = t.dtype().name();
             if (weights.tiled(t.name())) {
-                try {
-                    var m = weights.matrix(t.name());
-                    layout = m.layout() + " " + m.rows() + "x" + m.cols();
-                } catch (IOException e) {
-                    layout = "tiles (" + e.getMessage() + ")";
-                }
+                var shape = c.tileShape(t.name());
+                layout = c.tileLayout(t.name()).map(l -> l + " " + shape.get()[0] + "x" + shape.get()[1])
+                        .orElse("tiles of no known size");
             }
             out.append(String.format("  %-48s %-10s %-16s %s%n", t.name(), t.dtype(), Arrays.toString(t.shape()),
                     layout));

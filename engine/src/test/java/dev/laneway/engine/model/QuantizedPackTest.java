@@ -1,7 +1,6 @@
 package dev.laneway.engine.model;
 
 import dev.laneway.engine.container.Container;
-import dev.laneway.engine.container.ContainerWeights;
 import dev.laneway.engine.forward.ForwardState;
 import dev.laneway.engine.forward.PlanForward;
 import dev.laneway.engine.kernels.JavaKernels;
@@ -66,7 +65,7 @@ class QuantizedPackTest {
 
     private static PlanForward forward(Path dir) throws IOException {
         Container c = Container.open(dir);
-        return PlanForward.compile(c.plan(), c.dims(256), new ContainerWeights(c.weights()), new JavaKernels());
+        return PlanForward.compile(c.plan(), c.dims(256), c.weightSource(), new JavaKernels());
     }
 
     private static double maxAbsDiff(float[] a, float[] b, int n) {

@@ -7,6 +7,7 @@ import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.gguf.GgufFile;
 import dev.laneway.engine.kernels.Floats;
+import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Matrix.Layout;
 import dev.laneway.engine.kernels.Tiles;
@@ -203,7 +204,9 @@ class Q4nxTest {
     @Test
     void rejectsFilesThatAreNotQ4nx() throws IOException {
         fails(container("{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}", 4),
-                "at byte 8", "not a Q4NX container: __metadata__ has no format, expected \"q4nx\"");
+                "at byte 8", "not a Q4NX container: __metadata__ has no format and no I8 tensor is a tile tensor");
+        fails(container("{\"w\": {\"dtype\": \"I8\", \"shape\": [1000], \"data_offsets\": [0, 1000]}}", 1000),
+                "not a Q4NX container: __metadata__ has no format and no I8 tensor is a tile tensor");
         fails(container("{\"__metadata__\": {\"format\": \"pt\"}}", 0), "__metadata__ has format \"pt\"");
         fails(new LeBytes().u64(64).raw("not json".getBytes()).zeros(56).bytes(), "header is not valid JSON");
         fails(new byte[3], "truncated header");
@@ -232,10 +235,58 @@ class Q4nxTest {
     }
 
     @Test
+    void aFileWithoutMetadataIsReadWhenItsI8TensorsAreTiles() throws IOException {
+        Path f = dir.resolve("flm.q4nx");
+        byte[] bytes = container("{\"w\": {\"dtype\": \"I8\", \"shape\": [1, 2, 5120], \"data_offsets\": [0, 10240]}}",
+                10240);
+        Files.write(f, bytes);
+        FormatException zeros = assertThrows(FormatException.class, () -> Q4nxFile.open(f).matrix("w", 32, 512));
+        assertTrue(zeros.getMessage().contains("zero points are all 0"), zeros.getMessage());
+        bytes[bytes.length - 10240 + 513] = 1;  // one zero point of the first tile that is not 0
+        Files.write(f, bytes);
+        assertEquals(Layout.TILES_Q4_1, Q4nxFile.open(f).matrix("w", 32, 512).layout());
+        Path q8 = dir.resolve("flm-q8.q4nx");
+        Files.write(q8, container("{\"w\": {\"dtype\": \"I8\", \"shape\": [1, 8704], \"data_offsets\": [0, 8704]}}",
+                8704));
+        FormatException e = assertThrows(FormatException.class, () -> Q4nxFile.open(q8).matrix("w", 32, 256));
+        assertTrue(e.getMessage().contains("add \"q8_order\""), e.getMessage());
+    }
+
+    @Test
+    void rowHalvesQ8CodesAreReadAsTheColumnMajorOnes() throws IOException {
+        byte[] columnMajor = new byte[8704];
+        byte[] rowHalves = new byte[8704];
+        java.util.Random random = new java.util.Random(5);
+        random.nextBytes(columnMajor);
+        System.arraycopy(columnMajor, 0, rowHalves, 0, 512);
+        for (int r = 0; r < 32; r++) {
+            for (int c = 0; c < 256; c++) {
+                rowHalves[512 + 4096 * (r / 16) + 16 * c + r % 16] = columnMajor[512 + 32 * c + r];
+            }
+        }
+        float[] expected = new float[256];
+        float[] actual = new float[256];
+        for (int r = 0; r < 32; r++) {
+            new JavaKernels().row(single(columnMajor, "column-major"), r, expected, 0);
+            new JavaKernels().row(single(rowHalves, "row-halves"), r, actual, 0);
+            assertArrayEquals(expected, actual, "row " + r);
+        }
+    }
+
+    private Matrix single(byte[] tile, String order) throws IOException {
+        Path f = dir.resolve(order + ".q4nx");
+        byte[] file = container("{\"__metadata__\": {\"q8_order\": \"" + order + "\"}, \"w\": {\"dtype\": \"I8\","
+                + " \"shape\": [1, 8704], \"data_offsets\": [0, 8704]}}", 8704);
+        System.arraycopy(tile, 0, file, file.length - 8704, 8704);
+        Files.write(f, file);
+        return Q4nxFile.open(f).matrix("w", 32, 256);
+    }
+
+    @Test
     void matrixNeedsAShapeForUnrecordedTiles() throws IOException {
         Path f = dir.resolve("t.q4nx");
-        Files.write(f, container(meta("") + "\"w\": {\"dtype\": \"I8\", \"shape\": [2, 8704],"
-                + " \"data_offsets\": [0, 17408]}}", 17408));
+        Files.write(f, container(meta(", \"q8_order\": \"column-major\"") + "\"w\": {\"dtype\": \"I8\","
+                + " \"shape\": [2, 8704], \"data_offsets\": [0, 17408]}}", 17408));
         Q4nxFile q = Q4nxFile.open(f);
         FormatException e = assertThrows(FormatException.class, () -> q.matrix("w"));
         assertTrue(e.getMessage().contains("has no recorded shape"), e.getMessage());

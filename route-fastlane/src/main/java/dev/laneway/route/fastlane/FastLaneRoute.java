@@ -58,9 +58,7 @@ public final class FastLaneRoute implements Route {
         }
         Path kernelsDir = kernels.get().dir();
         if (!Files.isRegularFile(kernelsDir.resolve(LaneManifest.FILE))) {
-            return Claim.notMine("the kernels directory " + kernelsDir + " (from "
-                    + kernels.get().source().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
-                    + ") has no " + LaneManifest.FILE);
+            return Claim.notMine(LaneKernels.withoutManifest(kernels.get()));
         }
         if (!Container.looksLikeOne(dir)) {
             return Claim.notMine("not a container (model.q4nx, config.json)");

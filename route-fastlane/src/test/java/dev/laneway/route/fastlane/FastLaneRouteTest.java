@@ -99,7 +99,12 @@ class FastLaneRouteTest {
         Path empty = Files.createDirectories(tmp.resolve("no-manifest"));
         System.setProperty(LaneKernels.PROPERTY, empty.toString());
         Claim.Declined d = assertInstanceOf(Claim.Declined.class, route.claim(laneDir, RouteOptions.defaults()));
-        assertTrue(d.reason().contains(empty + " (from environment) has no lane.json"), d.reason());
+        assertTrue(d.reason().startsWith("LANEWAY_KERNELS (or -Dlaneway.kernels) is " + empty
+                + ", which has no lane.json"), d.reason());
+        // the decline names all three places a lane can come from
+        for (String place : List.of("LANEWAY_KERNELS", "<model dir>/npu/lane.json", "-Dlaneway.kernels.dir")) {
+            assertTrue(d.reason().contains(place), place + " in " + d.reason());
+        }
     }
 
     @Test

@@ -19,7 +19,7 @@ import java.util.Set;
 
 /**
  * The model-generic route: serves any valid container through the per-op forward, which executes the container's
- * {@code plan.json}. It is asked last and claims every container it can read, so a valid container is never refused
+ * plan ({@code plan.json}, or the plan of its {@code model_type}). It is asked last and claims every container it can read, so a valid container is never refused
  * for not being a special shape.
  */
 public final class GenericRoute implements Route {
@@ -42,7 +42,7 @@ public final class GenericRoute implements Route {
     @Override
     public Claim claim(Path dir, RouteOptions options) {
         if (!Container.looksLikeOne(dir)) {
-            return Claim.notMine("not a container: it needs model.q4nx, config.json, tokenizer.json and plan.json"
+            return Claim.notMine("not a container: it needs model.q4nx, config.json and tokenizer.json"
                     + " (./laneway pack makes one from a .gguf file or a Hugging Face checkpoint)");
         }
         try {

@@ -84,7 +84,7 @@ public final class DxRoute implements Route {
         StandardPlans.Recognition plan = StandardPlans.recognise(modelType, container.plan());
         if (plan.variant().isEmpty()) {
             return declined(StandardPlans.architectures().contains(modelType)
-                    ? "plan.json is not a plan dx fuses: " + plan.difference()
+                    ? "the container's plan is not one dx fuses: " + plan.difference()
                     : "model_type '" + modelType + "' is not an architecture dx fuses ("
                     + String.join(", ", StandardPlans.architectures()) + ")");
         }

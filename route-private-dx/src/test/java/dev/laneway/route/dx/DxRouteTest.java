@@ -109,7 +109,7 @@ class DxRouteTest {
         PlanJson.write(new Plan(plan.buffers(), plan.prologue(), layer, plan.epilogue(), plan.logits()),
                 dir.resolve(Container.PLAN));
         Claim.Declined d = assertInstanceOf(Claim.Declined.class, dx.claim(dir, RouteOptions.defaults()));
-        assertEquals("plan.json is not a plan dx fuses: its layer op 9, matmul model.layers.{L}.mlp.up_proj.weight, "
+        assertEquals("the container's plan is not one dx fuses: its layer op 9, matmul model.layers.{L}.mlp.up_proj.weight, "
                 + "is not in the standard llama plan (which has matmul model.layers.{L}.mlp.gate_proj.weight there)",
                 d.reason());
     }

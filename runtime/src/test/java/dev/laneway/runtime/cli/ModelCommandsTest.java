@@ -77,6 +77,26 @@ class ModelCommandsTest {
         assertTrue(r.out().startsWith("Once upon a time, there was a little"), r.out());
     }
 
+    /** A container without plan.json (as the other Q4NX engines write them) gets its plan from model_type, and says so. */
+    @Test
+    void aContainerWithoutAPlanIsServedAndSaysWhatWasDerived() throws IOException {
+        Path out = tmp.resolve("no-plan");
+        CommandLineTest.Outcome pack = run("pack", stories().toString(), "-o", out.toString(), "--quant", "q8");
+        assertTrue(pack.err().contains("note: 36 weight matrices are not whole 32x256 tiles"), pack.err());
+        CommandLineTest.Outcome withPlan = run("run", "-m", out.toString(), "-p", "Once upon a time", "-n", "32");
+        Files.delete(out.resolve("plan.json"));
+        CommandLineTest.Outcome routes = run("routes", "-m", out.toString());
+        assertEquals(ExitCodes.OK, routes.code(), routes.out());
+        assertTrue(routes.out().contains("derived: the plan from config.json's model_type (no plan.json); llama"
+                + " layers, RoPE pairs in interleaved order"), routes.out());
+        CommandLineTest.Outcome inspect = run("inspect", out.toString());
+        assertTrue(inspect.out().contains("derived:\n  the plan from config.json's model_type (no plan.json)"),
+                inspect.out());
+        CommandLineTest.Outcome withoutPlan = run("run", "-m", out.toString(), "-p", "Once upon a time", "-n", "32");
+        assertEquals(ExitCodes.OK, withoutPlan.code(), withoutPlan.err());
+        assertEquals(withPlan.out(), withoutPlan.out());
+    }
+
     @Test
     void aDirectoryWithALaneGoesToTheFastLaneAndWithoutOneToAnotherRoute() throws IOException {
         Path lane = tmp.resolve("with-lane");
