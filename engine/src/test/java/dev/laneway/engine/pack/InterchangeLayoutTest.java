@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (docs/container.md): it reads the header as raw JSON (nothing of Laneway's reader is used here), takes every norm
  * and the embedding as raw BF16 bytes without looking at their dtype, the vocabulary from the embedding's rows,
  * requires {@code lm_head.weight} as tiles whether or not the model ties it, and sizes each tile tensor from
- * config.json.
+ * config.json; its converter aligns the header and every tensor to 64 bytes.
  */
 class InterchangeLayoutTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,10 +55,16 @@ class InterchangeLayoutTest {
         }
         long base = 8 + headerLength(file);
         List<String> problems = new ArrayList<>();
+        if ((base - 8) % 64 != 0) {
+            problems.add("the header is " + (base - 8) + " bytes, not a multiple of 64");
+        }
         header.fields().forEachRemaining(e -> {
             JsonNode offsets = e.getValue().get("data_offsets");
             if (offsets != null && base + offsets.get(1).asLong() > fileSize) {
                 problems.add(e.getKey() + " ends past the file");
+            }
+            if (offsets != null && offsets.get(0).asLong() % 64 != 0) {
+                problems.add(e.getKey() + " begins at " + offsets.get(0).asLong() + ", not 64-byte aligned");
             }
         });
 
