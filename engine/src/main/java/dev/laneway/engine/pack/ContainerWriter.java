@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Writes a container's {@code model.q4nx} from source tensors named as Hugging Face does, streaming tensor by tensor,
@@ -61,12 +62,22 @@ final class ContainerWriter {
      */
     static void write(Path dir, Map<String, Tensor> tensors, Function<DType, Quant> quant,
                       Map<String, String> metadata, PackProgress progress) throws IOException {
+        write(dir, tensors, Map.of(), quant, metadata, progress);
+    }
+
+    /**
+     * As {@link #write(Path, Map, Function, Map, PackProgress)}, the rows of the matrices named in {@code rowOrders}
+     * reordered: row r of the written matrix is the source's row {@code order(r)}.
+     */
+    static void write(Path dir, Map<String, Tensor> tensors, Map<String, IntUnaryOperator> rowOrders,
+                      Function<DType, Quant> quant, Map<String, String> metadata, PackProgress progress)
+            throws IOException {
         List<Conversion> conversions = new ArrayList<>();
         Set<String> quants = new LinkedHashSet<>();
         DType vectors = vectorType(tensors, quant);
         long total = 0;
         for (Map.Entry<String, Tensor> e : tensors.entrySet()) {
-            Conversion c = conversion(e.getKey(), e.getValue(), quant, vectors, quants);
+            Conversion c = conversion(e.getKey(), e.getValue(), rowOrders.get(e.getKey()), quant, vectors, quants);
             conversions.add(c);
             total += c.entry().bytes();
         }
@@ -122,8 +133,11 @@ final class ContainerWriter {
     }
 
     /** How one tensor is written; a weight matrix's format is added to {@code quants}. */
-    private static Conversion conversion(String name, Tensor t, Function<DType, Quant> quantOf, DType vectors,
-                                         Set<String> quants) {
+    private static Conversion conversion(String name, Tensor t, IntUnaryOperator rowOrder,
+                                         Function<DType, Quant> quantOf, DType vectors, Set<String> quants) {
+        if (rowOrder != null && !isMatrix(name, t)) {
+            throw new IllegalArgumentException(name + " is no matrix whose rows could be reordered");
+        }
         if (!isMatrix(name, t)) {
             // The RoPE factors are no weights the other engines read, and bf16 would round them.
             DType type = name.equals(RopeFrequencies.FACTORS_TENSOR) ? DType.F32 : vectors;
@@ -138,10 +152,11 @@ final class ContainerWriter {
         }
         quants.add(quant.optionName());
         if (quant.tiles() != null) {
-            TileQuantizer tiles = TileQuantizer.of(t, quant.tiles());
+            TileQuantizer tiles = TileQuantizer.of(t, quant.tiles(),
+                    rowOrder == null ? IntUnaryOperator.identity() : rowOrder);
             return new Conversion(Q4nxWriter.Entry.tiles(name, quant.tiles(), tiles.rows(), tiles.cols()), tiles, null);
         }
-        PlainConverter plain = PlainConverter.of(t, quant.plain());
+        PlainConverter plain = PlainConverter.of(t, quant.plain(), rowOrder);
         return new Conversion(Q4nxWriter.Entry.plain(name, quant.plain(), plain.shape()), null, plain);
     }
 }

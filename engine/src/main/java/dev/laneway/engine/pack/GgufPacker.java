@@ -26,15 +26,15 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Packs a GGUF file into a container: {@code config.json} from its metadata, {@code tokenizer.json} and
  * {@code tokenizer_config.json} from its vocabulary, {@code plan.json} for its architecture, and {@code model.q4nx}
- * with its tensors under their Hugging Face names. GGUF llama models keep their q/k rows in the order llama.cpp's
- * interleaved RoPE expects, so their plan rotates interleaved pairs; qwen models rotate halves.
+ * with its tensors under their Hugging Face names and, for llama models, their q/k rows back in Hugging Face's order
+ * (see {@link #qkRowOrders}), so every plan rotates halves.
  */
 public final class GgufPacker implements ModelPacker {
 
@@ -59,8 +59,8 @@ public final class GgufPacker implements ModelPacker {
         config = tied == config.tieWordEmbeddings() ? config : withTied(config, tied);
         Function<DType, Quant> quant = Quant.chosen(options.quant(), matrixTypes(source));
         Map<String, Tensor> tensors = ContainerWriter.withHead(source, quant);
-        Rope.Style rope = config.modelType().startsWith("qwen") ? Rope.Style.HALVES : Rope.Style.INTERLEAVED;
-        var variant = StandardPlans.variant(config.modelType(), rope, !tensors.containsKey(StandardPlans.HEAD));
+        var variant = StandardPlans.variant(config.modelType(), Rope.Style.HALVES,
+                !tensors.containsKey(StandardPlans.HEAD));
         if (variant == null) {
             throw new FormatException(sourcePath, "architecture " + config.modelType() + " cannot be packed (known: "
                     + String.join(", ", StandardPlans.architectures()) + ")");
@@ -71,8 +71,8 @@ public final class GgufPacker implements ModelPacker {
             Files.writeString(out.dir().resolve(Container.TOKENIZER), tokenizer.tokenizerJson());
             Files.writeString(out.dir().resolve(Container.TOKENIZER_CONFIG), tokenizer.tokenizerConfigJson());
             PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
-            ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", sourcePath.getFileName().toString(),
-                    Q4nx.ROPE_PAIRS_KEY, rope.name().toLowerCase(Locale.ROOT)), progress);
+            ContainerWriter.write(out.dir(), tensors, qkRowOrders(config), quant, Map.of("source",
+                    sourcePath.getFileName().toString(), Q4nx.ROPE_PAIRS_KEY, "halves"), progress);
             if (options.lane()) {
                 LaneManifests.writeHost(out.dir(), config);
             }
@@ -99,6 +99,31 @@ public final class GgufPacker implements ModelPacker {
             throw new FormatException(gguf.path(), "no token_embd.weight tensor: not a language model");
         }
         return tensors;
+    }
+
+    /**
+     * The q/k row orders that give Hugging Face's: llama.cpp's converter reorders a llama model's q and k rows so that
+     * each head's rotated pairs are adjacent (interleaved RoPE); the container puts them back, so every container
+     * rotates halves and other engines that read it in Hugging Face's order get the same numbers. Qwen files keep
+     * Hugging Face's order.
+     */
+    static Map<String, IntUnaryOperator> qkRowOrders(ModelConfig config) {
+        if (config.modelType().startsWith("qwen")) {
+            return Map.of();
+        }
+        int headDim = config.headDim();
+        IntUnaryOperator toHalves = row -> {
+            int head = row / headDim;
+            int j = row % headDim;
+            int half = headDim / 2;
+            return head * headDim + (j < half ? 2 * j : 2 * (j - half) + 1);
+        };
+        Map<String, IntUnaryOperator> orders = new LinkedHashMap<>();
+        for (int l = 0; l < config.numHiddenLayers(); l++) {
+            orders.put(StandardPlans.projection("q").replace("{L}", Integer.toString(l)), toHalves);
+            orders.put(StandardPlans.projection("k").replace("{L}", Integer.toString(l)), toHalves);
+        }
+        return orders;
     }
 
     static List<DType> matrixTypes(Map<String, Tensor> tensors) {

@@ -7,6 +7,7 @@ import dev.laneway.engine.kernels.Floats;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Re-encodes a tensor as F32, F16 or BF16 (norms, biases, embeddings, or weights packed unquantized), a chunk of rows
@@ -19,22 +20,30 @@ public final class PlainConverter {
     private final Tensor tensor;
     private final DType target;
     private final RowDecoder rows;
+    private final boolean reordered;
 
-    private PlainConverter(Tensor tensor, DType target) {
+    private PlainConverter(Tensor tensor, DType target, IntUnaryOperator rowOrder, boolean reordered) {
         this.tensor = tensor;
         this.target = target;
-        this.rows = new RowDecoder(tensor);
+        this.rows = new RowDecoder(tensor, rowOrder);
+        this.reordered = reordered;
     }
 
     /**
      * @throws IllegalArgumentException if {@code target} is not F32, F16 or BF16, or the tensor cannot be read
      */
     public static PlainConverter of(Tensor tensor, DType target) {
+        return of(tensor, target, null);
+    }
+
+    /** As {@link #of(Tensor, DType)}, row r being the tensor's row {@code rowOrder(r)} (null: the same order). */
+    public static PlainConverter of(Tensor tensor, DType target, IntUnaryOperator rowOrder) {
         if (target != DType.F32 && target != DType.F16 && target != DType.BF16) {
             throw new IllegalArgumentException("tensor " + tensor.name() + ": plain target must be F32, F16 or BF16, not "
                     + target);
         }
-        return new PlainConverter(tensor, target);
+        return new PlainConverter(tensor, target, rowOrder == null ? IntUnaryOperator.identity() : rowOrder,
+                rowOrder != null);
     }
 
     public DType dtype() {
@@ -53,7 +62,7 @@ public final class PlainConverter {
 
     /** Converts all rows in order, handing chunks of whole rows to {@code sink}. */
     public void forEachChunk(ChunkSink sink) throws IOException {
-        if (tensor.dtype() == target) {
+        if (tensor.dtype() == target && !reordered) {
             ByteBuffer data = tensor.data();
             while (data.hasRemaining()) {
                 int n = Math.min(CHUNK_BYTES, data.remaining());

@@ -7,6 +7,7 @@ import dev.laneway.engine.kernels.Floats;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.nio.ShortBuffer;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Reads the rows of a tensor as floats, whatever its element type. A tensor of shape {@code [..., cols]} has
@@ -23,11 +24,21 @@ public final class RowDecoder {
     private final ByteBuffer bytes;
     private final FloatBuffer floats;
     private final ShortBuffer shorts;
+    private final IntUnaryOperator order;
     private byte[] scratch = new byte[0];
     private short[] halves = new short[0];
 
     public RowDecoder(Tensor tensor) {
+        this(tensor, IntUnaryOperator.identity());
+    }
+
+    /**
+     * A decoder whose row {@code r} is the tensor's row {@code order(r)}: a permutation of the rows (a pack putting
+     * q/k rows in another order).
+     */
+    public RowDecoder(Tensor tensor, IntUnaryOperator order) {
         this.tensor = tensor;
+        this.order = order;
         this.type = tensor.dtype();
         if (!Dequant.supports(type)) {
             throw new IllegalArgumentException("tensor " + tensor.name() + ": cannot dequantize " + type);
@@ -71,7 +82,7 @@ public final class RowDecoder {
     /** Row {@code row}, as floats, into {@code out[offset .. offset + cols)}. */
     public void read(long row, float[] out, int offset) {
         checkRow(row);
-        int index = (int) (row * cols);
+        int index = (int) (order.applyAsInt((int) row) * (long) cols);
         switch (type) {
             case F32 -> floats.get(index, out, offset, cols);
             case F16, BF16 -> {
@@ -100,7 +111,7 @@ public final class RowDecoder {
         if (scratch.length < rowBytes) {
             scratch = new byte[rowBytes];
         }
-        bytes.get((int) (row * rowBytes), scratch, 0, rowBytes);
+        bytes.get((int) (order.applyAsInt((int) row) * (long) rowBytes), scratch, 0, rowBytes);
         return scratch;
     }
 

@@ -8,6 +8,7 @@ import dev.laneway.engine.kernels.Matrix.Layout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Turns a {@code [rows, cols]} weight tensor into the container's 32×256 tiles, one band of 32 rows at a time, so a
@@ -32,10 +33,10 @@ public final class TileQuantizer {
     /** One band of floats (float sources only), 32 × paddedCols. */
     private float[] band;
 
-    private TileQuantizer(Tensor tensor, Layout layout) {
+    private TileQuantizer(Tensor tensor, Layout layout, IntUnaryOperator rowOrder) {
         this.name = tensor.name();
         this.layout = layout;
-        this.source = new RowDecoder(tensor);
+        this.source = new RowDecoder(tensor, rowOrder);
         this.sourceType = tensor.dtype();
         this.rows = (int) tensor.dim(0);
         this.cols = (int) tensor.dim(1);
@@ -49,6 +50,11 @@ public final class TileQuantizer {
      *                                  not offered (floats to Q4_K tiles)
      */
     public static TileQuantizer of(Tensor tensor, Layout layout) {
+        return of(tensor, layout, IntUnaryOperator.identity());
+    }
+
+    /** As {@link #of(Tensor, Layout)}, the matrix's row r being the tensor's row {@code rowOrder(r)}. */
+    public static TileQuantizer of(Tensor tensor, Layout layout, IntUnaryOperator rowOrder) {
         if (!layout.tiled()) {
             throw new IllegalArgumentException(layout + " is not a tile layout");
         }
@@ -61,7 +67,7 @@ public final class TileQuantizer {
             throw new IllegalArgumentException("tensor " + tensor.name() + ": Q4_K tiles are made only from GGUF Q4_K, not "
                     + tensor.dtype());
         }
-        return new TileQuantizer(tensor, layout);
+        return new TileQuantizer(tensor, layout, rowOrder);
     }
 
     /** Whether {@code source} blocks convert to {@code target} tiles by copying codes (exact up to bf16 scales). */

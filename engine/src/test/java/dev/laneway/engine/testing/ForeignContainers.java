@@ -7,8 +7,6 @@ import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.kernels.Floats;
 import dev.laneway.engine.kernels.Matrix;
-import dev.laneway.engine.kernels.Rope;
-import dev.laneway.engine.plan.Op;
 import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.quant.Dequant;
 import dev.laneway.engine.quant.TileQuantizer;
@@ -30,8 +28,8 @@ import java.util.Map;
 /**
  * Containers laid out as the other Q4NX engines' converters write them, by their rules and not by Laneway's writer
  * (docs/container.md): no plan.json; BF16 norms and a BF16 {@code [vocab, hidden]} embedding; every weight matrix in
- * tiles, {@code lm_head.weight} too, without {@code shape:} keys; q/k rows in Hugging Face order. The tiles' bytes
- * are those of the documented tile formats.
+ * tiles, {@code lm_head.weight} too, without {@code shape:} keys; q/k rows in Hugging Face order (as in the f32
+ * containers they are made from). The tiles' bytes are those of the documented tile formats.
  *
  * <ul>
  *   <li>{@link Style#ENGINE}: the 1bit engine's converter: compact JSON, {@code __metadata__} last with format, source
@@ -93,9 +91,6 @@ public final class ForeignContainers {
         try {
             Container source = Container.open(f32Container);
             Files.createDirectories(target);
-            boolean interleaved = source.plan().layer().stream().anyMatch(o -> o instanceof Op.RotaryEmbedding r
-                    && r.style() == Rope.Style.INTERLEAVED);
-            int headDim = source.config().headDim();
             Map<String, Object> tensors = new LinkedHashMap<>();
             Map<String, String> dtypes = new LinkedHashMap<>();
             Map<String, long[]> shapes = new LinkedHashMap<>();
@@ -114,9 +109,6 @@ public final class ForeignContainers {
                 }
                 int rows = (int) t.dim(0);
                 int cols = (int) t.dim(1);
-                if (interleaved && (name.endsWith("q_proj.weight") || name.endsWith("k_proj.weight"))) {
-                    values = toHalvesOrder(values, rows, cols, headDim);
-                }
                 tile(name, values, rows, cols, layout, style, tensors, dtypes, shapes);
                 if (options.signedQ4() && layout == Matrix.Layout.TILES_Q4_1) {
                     byte[] tiles = (byte[]) tensors.get(name);
@@ -165,19 +157,6 @@ public final class ForeignContainers {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    /** q/k rows of llama.cpp's order (each head's rotated pairs adjacent) into Hugging Face's (halves). */
-    private static float[] toHalvesOrder(float[] w, int rows, int cols, int headDim) {
-        float[] out = new float[w.length];
-        int half = headDim / 2;
-        for (int head = 0; head < rows / headDim; head++) {
-            for (int j = 0; j < headDim; j++) {
-                int from = head * headDim + (j < half ? 2 * j : 2 * (j - half) + 1);
-                System.arraycopy(w, from * cols, out, (head * headDim + j) * cols, cols);
-            }
-        }
-        return out;
     }
 
     private static void tile(String name, float[] values, int rows, int cols, Matrix.Layout layout, Style style,

@@ -45,7 +45,7 @@ class DxRouteTest {
         Claim claim = dx.claim(Packed.stories260k(quant), RouteOptions.defaults());
         Claim.Mine mine = assertInstanceOf(Claim.Mine.class, claim);
         assertTrue(mine.shape().startsWith("llama: 5 layers, hidden 64"), mine.shape());
-        assertTrue(mine.shape().endsWith("; fused layers (interleaved rope, separate head)"), mine.shape());
+        assertTrue(mine.shape().endsWith("; fused layers (halves rope, separate head)"), mine.shape());
     }
 
     @Test

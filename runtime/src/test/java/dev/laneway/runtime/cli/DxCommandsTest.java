@@ -58,7 +58,7 @@ class DxCommandsTest {
         CommandLineTest.Outcome o = run("routes", "-m", stories.toString());
         assertEquals(ExitCodes.OK, o.code(), o.out());
         assertTrue(o.out().contains("1. dx        (priority 100)         serves     llama: 5 layers, hidden 64"), o.out());
-        assertTrue(o.out().contains("; fused layers (interleaved rope, separate head)"), o.out());
+        assertTrue(o.out().contains("; fused layers (halves rope, separate head)"), o.out());
         assertTrue(o.out().contains("3. generic   (generic, asked last)  not asked"), o.out());
         assertTrue(o.out().endsWith("served by: dx\n"), o.out());
     }

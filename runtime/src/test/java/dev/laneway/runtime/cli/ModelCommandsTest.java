@@ -88,7 +88,7 @@ class ModelCommandsTest {
         CommandLineTest.Outcome routes = run("routes", "-m", out.toString());
         assertEquals(ExitCodes.OK, routes.code(), routes.out());
         assertTrue(routes.out().contains("derived: the plan from config.json's model_type (no plan.json); llama"
-                + " layers, RoPE pairs in interleaved order"), routes.out());
+                + " layers, RoPE pairs in halves order, the head lm_head.weight"), routes.out());
         CommandLineTest.Outcome inspect = run("inspect", out.toString());
         assertTrue(inspect.out().contains("derived:\n  the plan from config.json's model_type (no plan.json)"),
                 inspect.out());
