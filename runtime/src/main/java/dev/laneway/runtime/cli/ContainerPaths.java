@@ -1,6 +1,6 @@
 package dev.laneway.runtime.cli;
 
-import dev.laneway.runtime.routes.GgufCache;
+import dev.laneway.runtime.routes.PackCache;
 import dev.laneway.runtime.routes.ModelLocator;
 import dev.laneway.runtime.routes.RouteSetup;
 
@@ -9,7 +9,7 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 
-/** Turns a located model into the container directory routes are asked about, packing a GGUF file if needed. */
+/** Turns a located model into the container directory routes are asked about, packing its source if needed. */
 final class ContainerPaths {
     private ContainerPaths() {
     }
@@ -18,14 +18,14 @@ final class ContainerPaths {
         if (located instanceof ModelLocator.Directory d) {
             return d.dir();
         }
-        Path gguf = ((ModelLocator.Gguf) located).file();
+        ModelLocator.Packable source = (ModelLocator.Packable) located;
         try {
-            GgufCache cache = new GgufCache(RouteSetup.cacheDir());
-            if (cache.current(gguf).isEmpty()) {
-                log.println("packing " + gguf + " into " + cache.containerDir(gguf));
+            PackCache cache = new PackCache(RouteSetup.cacheDir());
+            if (cache.current(source).isEmpty()) {
+                log.println("packing " + source.path() + " into " + cache.containerDir(source));
                 log.flush();
             }
-            return cache.containerFor(gguf, new ProgressPrinter(log));
+            return cache.containerFor(source, new ProgressPrinter(log));
         } catch (IOException e) {
             throw new UncheckedIOException(e.getMessage(), e);
         }

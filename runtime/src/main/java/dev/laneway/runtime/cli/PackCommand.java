@@ -1,6 +1,6 @@
 package dev.laneway.runtime.cli;
 
-import dev.laneway.runtime.routes.GgufCache;
+import dev.laneway.runtime.routes.PackCache;
 import dev.laneway.spi.ModelPacker;
 import dev.laneway.spi.PackOptions;
 import picocli.CommandLine.Command;
@@ -51,7 +51,7 @@ final class PackCommand implements Callable<Integer> {
         if (quant != null && !QUANTS.contains(quant)) {
             throw new UsageException("--quant " + quant + ": expected one of q8, q4_1, bf16, f32");
         }
-        ModelPacker packer = GgufCache.packerFor(source).orElseThrow(() -> new UsageException(
+        ModelPacker packer = PackCache.packerFor(source).orElseThrow(() -> new UsageException(
                 "cannot pack " + source + ": expected a .gguf file or a Hugging Face checkpoint directory"
                         + " (config.json, *.safetensors, tokenizer.json)"));
         var err = spec.commandLine().getErr();

@@ -57,7 +57,7 @@ final class ServeCommand implements Callable<Integer> {
         }
         ModelLocator.Located located = model.located();
         if (located instanceof ModelLocator.Directory dir) {
-            // Refuse before anything binds or opens; a GGUF file is checked once it has been packed.
+            // Refuse before anything binds or opens; a .gguf file or a checkpoint is checked once it is packed.
             DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir.dir(), options);
             if (report.refusal().isPresent()) {
                 throw new UsageException(report.refusal().get());

@@ -3,7 +3,7 @@ package dev.laneway.runtime.serve;
 import dev.laneway.runtime.routes.DispatchException;
 import dev.laneway.runtime.routes.DispatchReport;
 import dev.laneway.runtime.routes.Dispatcher;
-import dev.laneway.runtime.routes.GgufCache;
+import dev.laneway.runtime.routes.PackCache;
 import dev.laneway.runtime.routes.ModelLocator;
 import dev.laneway.runtime.routes.RouteSetup;
 import dev.laneway.runtime.routes.Verdict;
@@ -33,8 +33,7 @@ public class RouteModelOpener implements ModelOpener {
         ModelLocator.Located located = ModelLocator.locate(Path.of(config.model().orElseThrow()));
         RouteOptions options = ModelLocator.withDefaultAlias(located, ServeOptions.from(config));
         Path dir = located instanceof ModelLocator.Directory d ? d.dir()
-                : new GgufCache(RouteSetup.cacheDir()).containerFor(((ModelLocator.Gguf) located).file(),
-                PackProgress.NONE);
+                : new PackCache(RouteSetup.cacheDir()).containerFor((ModelLocator.Packable) located, PackProgress.NONE);
         DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir, options);
         for (Verdict v : report.declines()) {
             LOG.infof("route '%s' declines %s: %s", v.route().name(), dir, v.reason());

@@ -77,6 +77,25 @@ class ModelCommandsTest {
         assertTrue(r.out().startsWith("Once upon a time, there was a little"), r.out());
     }
 
+    /** -m a Hugging Face checkpoint directory packs it once into the cache, as a .gguf file is, and serves it. */
+    @Test
+    void aCheckpointDirectoryIsPackedIntoTheCacheAndServed() {
+        Path checkpoint = shared("models/tinystories-656k");
+        CommandLineTest.Outcome first = run("run", "-m", checkpoint.toString(), "-p", "Once upon a time", "-n", "24");
+        assertEquals(ExitCodes.OK, first.code(), first.err());
+        assertTrue(first.err().contains("packing " + checkpoint.toAbsolutePath().normalize() + " into "
+                + tmp.resolve("cache").resolve("q4nx").resolve("tinystories-656k-")), first.err());
+        CommandLineTest.Outcome again = run("run", "-m", checkpoint.toString(), "-p", "Once upon a time", "-n", "24");
+        assertFalse(again.err().contains("packing "), "packed once: " + again.err());
+        assertEquals(first.out(), again.out());
+        Path packed = tmp.resolve("tinystories-packed");
+        assertEquals(ExitCodes.OK, run("pack", checkpoint.toString(), "-o", packed.toString()).code());
+        CommandLineTest.Outcome direct = run("run", "-m", packed.toString(), "-p", "Once upon a time", "-n", "24");
+        assertEquals(direct.out(), first.out());
+        CommandLineTest.Outcome routes = run("routes", "-m", checkpoint.toString());
+        assertTrue(routes.out().contains("served by: " + BuiltRoutes.denseModelRoute()), routes.out());
+    }
+
     /** A container without plan.json (as the other Q4NX engines write them) gets its plan from model_type, and says so. */
     @Test
     void aContainerWithoutAPlanIsServedAndSaysWhatWasDerived() throws IOException {
