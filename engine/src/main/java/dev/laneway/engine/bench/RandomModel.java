@@ -11,6 +11,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
@@ -35,6 +36,16 @@ public final class RandomModel {
 
     /** Writes the model to {@code file}, with {@code ropeFactors} (one per rotated pair) unless null. */
     public static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors) throws IOException {
+        write(s, type, seed, file, ropeFactors, Map.of());
+    }
+
+    /**
+     * As {@link #write(ModelShape, DType, long, Path, float[])}, with {@code llama.rope.scaling.*} metadata: each
+     * entry's key after that prefix (e.g. {@code type}, {@code factor}, {@code original_context_length}), its value a
+     * String, an Integer (u32) or a Float.
+     */
+    public static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
+                             Map<String, Object> ropeScaling) throws IOException {
         if (ropeFactors != null && ropeFactors.length != s.headDim() / 2) {
             throw new IllegalArgumentException("a head of " + s.headDim() + " elements rotates " + s.headDim() / 2
                     + " pairs, got " + ropeFactors.length + " RoPE factors");
@@ -44,6 +55,18 @@ public final class RandomModel {
         }
         GgufWriter w = new GgufWriter();
         metadata(w, s, type);
+        for (Map.Entry<String, Object> e : ropeScaling.entrySet()) {
+            String key = "llama.rope.scaling." + e.getKey();
+            if (e.getValue() instanceof String v) {
+                w.put(key, v);
+            } else if (e.getValue() instanceof Integer v) {
+                w.put(key, v);
+            } else if (e.getValue() instanceof Float v) {
+                w.put(key, v);
+            } else {
+                throw new IllegalArgumentException(key + ": " + e.getValue() + " is not a string, int or float");
+            }
+        }
         int kvDim = s.kvHeads() * s.headDim();
         w.declare("token_embd.weight", type, s.vocab(), s.hidden());
         if (ropeFactors != null) {
@@ -174,13 +197,23 @@ public final class RandomModel {
     }
 
     /**
-     * {@code RandomModel SHAPE TYPE FILE [SEED] [--rope-freqs F,F,...]}: e.g. {@code 1b Q8_0 /tmp/1b-q8_0.gguf}.
+     * {@code RandomModel SHAPE TYPE FILE [SEED] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...]}: e.g.
+     * {@code 1b Q8_0 /tmp/1b-q8_0.gguf}, or {@code tiny F32 yarn.gguf 7 --rope-scaling
+     * type=yarn,factor=4,original_context_length=128} (values with a dot are floats, other numbers ints).
      */
     public static void main(String[] args) throws IOException {
         List<String> positional = new ArrayList<>();
         float[] ropeFactors = null;
+        Map<String, Object> ropeScaling = new java.util.LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--rope-freqs") && i + 1 < args.length) {
+            if (args[i].equals("--rope-scaling") && i + 1 < args.length) {
+                for (String pair : args[++i].split(",")) {
+                    String[] kv = pair.split("=", 2);
+                    String v = kv[1].trim();
+                    ropeScaling.put(kv[0].trim(), v.matches("-?\\d+") ? Integer.valueOf(v)
+                            : v.matches("-?[\\d.]+(e-?\\d+)?") ? (Object) Float.valueOf(v) : v);
+                }
+            } else if (args[i].equals("--rope-freqs") && i + 1 < args.length) {
                 String[] parts = args[++i].split(",");
                 ropeFactors = new float[parts.length];
                 for (int p = 0; p < parts.length; p++) {
@@ -192,12 +225,12 @@ public final class RandomModel {
         }
         if (positional.size() < 3) {
             System.err.println("usage: RandomModel tiny|stories15m|1b F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] "
-                    + "[--rope-freqs F,F,...]");
+                    + "[--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...]");
             System.exit(2);
         }
         ModelShape shape = ModelShape.named(positional.get(0));
         DType type = DType.valueOf(positional.get(1).toUpperCase(java.util.Locale.ROOT));
         long seed = positional.size() > 3 ? Long.parseLong(positional.get(3)) : 1;
-        write(shape, type, seed, Path.of(positional.get(2)), ropeFactors);
+        write(shape, type, seed, Path.of(positional.get(2)), ropeFactors, ropeScaling);
     }
 }

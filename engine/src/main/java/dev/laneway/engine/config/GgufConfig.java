@@ -1,6 +1,7 @@
 package dev.laneway.engine.config;
 
 import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.kernels.RopeFrequencies;
 import dev.laneway.engine.gguf.GgufArray;
 import dev.laneway.engine.gguf.GgufFile;
 
@@ -79,6 +80,24 @@ public final class GgufConfig {
         OptionalInt original = optionalInt(gguf, p + "rope.scaling.original_context_length");
         if (original.isPresent()) {
             m.put("original_max_position_embeddings", original.getAsInt());
+        }
+        gguf.number(p + "rope.scaling.yarn_beta_fast").ifPresent(b -> m.put("beta_fast", b));
+        gguf.number(p + "rope.scaling.yarn_beta_slow").ifPresent(b -> m.put("beta_slow", b));
+        // llama.cpp multiplies q and k by attn_factor (on top of YaRN's own magnitude), whatever the type
+        Optional<Double> attn = gguf.number(p + "rope.scaling.attn_factor");
+        if (attn.isPresent() && attn.get().doubleValue() != 1.0) {
+            if (!type.get().equals("yarn")) {
+                throw new FormatException(gguf.path(), p + "rope.scaling.attn_factor " + attn.get() + " of a "
+                        + type.get() + " scaling is not supported");
+            }
+            double factor = gguf.number(p + "rope.scaling.factor").orElse(1.0);
+            m.put("attention_factor", RopeFrequencies.yarnMagnitude(factor) * attn.get().doubleValue());
+        }
+        for (String unsupported : new String[]{"yarn_log_multiplier", "yarn_ext_factor", "yarn_attn_factor",
+                "alpha"}) {
+            if (gguf.get(p + "rope.scaling." + unsupported).isPresent()) {
+                throw new FormatException(gguf.path(), p + "rope.scaling." + unsupported + " is not supported");
+            }
         }
         return m;
     }

@@ -34,8 +34,8 @@ public record Rope(Style style, int headDim, int rotaryDim, float[] cos, float[]
         for (int p = 0; p < positions; p++) {
             for (int i = 0; i < half; i++) {
                 double angle = p * frequencies.at(i);
-                cos[p * half + i] = (float) Math.cos(angle);
-                sin[p * half + i] = (float) Math.sin(angle);
+                cos[p * half + i] = (float) (Math.cos(angle) * frequencies.magnitude());
+                sin[p * half + i] = (float) (Math.sin(angle) * frequencies.magnitude());
             }
         }
         return new Rope(style, headDim, rotaryDim, cos, sin);

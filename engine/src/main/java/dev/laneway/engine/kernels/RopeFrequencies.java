@@ -7,18 +7,24 @@ import java.util.Optional;
 
 /**
  * The angle each rotated pair of a head turns per position: θ^(−2i/rotaryDim) for pair i, changed by the model's
- * RoPE scaling. A model's {@code rope_scaling} ({@code linear}, {@code llama3}) and a GGUF {@code rope_freqs}
- * tensor (per-pair factors that divide the frequencies, as llama.cpp applies them) are read here; any other scaling
- * type is refused by name, because computing plain RoPE for it would give every position the wrong angle.
+ * RoPE scaling, and the magnitude the rotation scales q and k by (1 but for YaRN). A model's {@code rope_scaling}
+ * ({@code linear}, {@code llama3}, {@code yarn}) and a GGUF {@code rope_freqs} tensor (per-pair factors that divide
+ * the frequencies, as llama.cpp applies them) are read here; any other scaling type or parameter is refused by name,
+ * because computing plain RoPE for it would give every position the wrong angle.
  *
  * @param perPosition angle per position of each pair, {@code rotaryDim / 2} of them
+ * @param magnitude   the factor cos and sin are multiplied by
  */
-public record RopeFrequencies(double[] perPosition) {
+public record RopeFrequencies(double[] perPosition, double magnitude) {
     /** The name of the per-pair factors tensor, in GGUF files and in containers alike. */
     public static final String FACTORS_TENSOR = "rope_freqs.weight";
 
     public RopeFrequencies {
         perPosition = perPosition.clone();
+    }
+
+    public RopeFrequencies(double[] perPosition) {
+        this(perPosition, 1.0);
     }
 
     /** Plain RoPE with base {@code theta} over {@code rotaryDim} elements. */
@@ -44,6 +50,7 @@ public record RopeFrequencies(double[] perPosition) {
     public static RopeFrequencies of(double theta, int rotaryDim, Map<String, Object> ropeScaling,
                                      Optional<float[]> factors) {
         double[] f = plain(theta, rotaryDim).perPosition;
+        double magnitude = 1.0;
         String type = scalingType(ropeScaling);
         switch (type) {
             case "none", "default" -> { }
@@ -54,8 +61,9 @@ public record RopeFrequencies(double[] perPosition) {
                 }
             }
             case "llama3" -> llama3(f, ropeScaling);
+            case "yarn" -> magnitude = yarn(f, theta, rotaryDim, ropeScaling);
             default -> throw new IllegalArgumentException("rope_scaling type \"" + type
-                    + "\" is not supported (supported: linear, llama3)");
+                    + "\" is not supported (supported: linear, llama3, yarn)");
         }
         if (factors.isPresent()) {
             float[] d = factors.get();
@@ -71,7 +79,7 @@ public record RopeFrequencies(double[] perPosition) {
                 f[i] /= d[i];
             }
         }
-        return new RopeFrequencies(f);
+        return new RopeFrequencies(f, magnitude);
     }
 
     /** The scaling type a {@code rope_scaling} object names, {@code "none"} when it is empty. */
@@ -112,6 +120,58 @@ public record RopeFrequencies(double[] perPosition) {
         }
     }
 
+    /** The YaRN parameters Laneway computes; any other key of a yarn rope_scaling is refused by name. */
+    private static final java.util.Set<String> YARN_KEYS = java.util.Set.of("rope_type", "type", "factor",
+            "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor", "truncate");
+
+    /**
+     * YaRN: pair i turns at a blend of its own frequency (extrapolated) and its frequency divided by {@code factor}
+     * (interpolated); pairs that complete more than {@code beta_fast} turns over the original context keep theirs,
+     * those completing fewer than {@code beta_slow} are interpolated fully, linearly between, with the corrections
+     * rounded out to whole pairs. q and k are scaled by {@code attention_factor}, by default 0.1·ln(factor) + 1, so
+     * attention logits grow by its square.
+     *
+     * @return the magnitude
+     */
+    private static double yarn(double[] f, double theta, int rotaryDim, Map<String, Object> s) {
+        for (String key : s.keySet()) {
+            if (!YARN_KEYS.contains(key)) {
+                throw new IllegalArgumentException("rope_scaling." + key + " of a yarn scaling is not supported"
+                        + " (supported: factor, original_max_position_embeddings, beta_fast, beta_slow,"
+                        + " attention_factor, truncate: true)");
+            }
+        }
+        if (s.containsKey("truncate") && !Boolean.TRUE.equals(s.get("truncate"))) {
+            throw new IllegalArgumentException("rope_scaling.truncate " + s.get("truncate") + " of a yarn scaling is"
+                    + " not supported (the correction range is rounded out to whole pairs)");
+        }
+        double factor = positive(s, "factor");
+        double original = positive(s, "original_max_position_embeddings");
+        double betaFast = s.containsKey("beta_fast") ? positive(s, "beta_fast") : 32;
+        double betaSlow = s.containsKey("beta_slow") ? positive(s, "beta_slow") : 1;
+        double low = Math.max(0, Math.floor(correctionPair(rotaryDim, original, betaFast, theta)));
+        double high = Math.min(rotaryDim - 1, Math.ceil(correctionPair(rotaryDim, original, betaSlow, theta)));
+        for (int i = 0; i < f.length; i++) {
+            double ramp = Math.min(1, Math.max(0, (i - low) / Math.max(0.001, high - low)));
+            double extrapolated = 1 - ramp;
+            f[i] = f[i] / factor * (1 - extrapolated) + f[i] * extrapolated;
+        }
+        if (s.containsKey("attention_factor")) {
+            return positive(s, "attention_factor");
+        }
+        return yarnMagnitude(factor);
+    }
+
+    /** YaRN's default magnitude for a context extended {@code factor} times. */
+    public static double yarnMagnitude(double factor) {
+        return factor <= 1 ? 1 : 0.1 * Math.log(factor) + 1;
+    }
+
+    /** The pair whose wavelength fits {@code turns} times into the original context. */
+    private static double correctionPair(int rotaryDim, double original, double turns, double theta) {
+        return rotaryDim * Math.log(original / (turns * 2 * Math.PI)) / (2 * Math.log(theta));
+    }
+
     private static double positive(Map<String, Object> s, String key) {
         Object v = s.get(key);
         if (!(v instanceof Number n) || !(n.doubleValue() > 0) || Double.isInfinite(n.doubleValue())) {
@@ -132,12 +192,13 @@ public record RopeFrequencies(double[] perPosition) {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof RopeFrequencies r && Arrays.equals(perPosition, r.perPosition);
+        return o instanceof RopeFrequencies r && Arrays.equals(perPosition, r.perPosition)
+                && magnitude == r.magnitude;
     }
 
     @Override
     public int hashCode() {
-        return Arrays.hashCode(perPosition);
+        return Arrays.hashCode(perPosition) * 31 + Double.hashCode(magnitude);
     }
 
     @Override

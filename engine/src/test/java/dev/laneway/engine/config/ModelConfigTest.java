@@ -197,7 +197,22 @@ class ModelConfigTest {
                 .f32("qwen3.rope.scaling.factor", 4f)
                 .write(dir.resolve("y.gguf"));
         FormatException e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(yarn)));
-        assertEquals(yarn + ": rope_scaling type \"yarn\" is not supported (supported: linear, llama3)", e.getMessage());
+        assertEquals(yarn + ": rope_scaling.original_max_position_embeddings must be a positive number, got null",
+                e.getMessage());
+        Path longrope = qwen(new GgufBuilder(3).string("general.architecture", "qwen3"), "qwen3")
+                .kv("qwen3.rope.scaling.type", GgufBuilder.STRING, b -> b.str("longrope"))
+                .f32("qwen3.rope.scaling.factor", 4f)
+                .write(dir.resolve("l.gguf"));
+        e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(longrope)));
+        assertEquals(longrope + ": rope_scaling type \"longrope\" is not supported (supported: linear, llama3, yarn)",
+                e.getMessage());
+        Path logMul = qwen(new GgufBuilder(3).string("general.architecture", "qwen3"), "qwen3")
+                .kv("qwen3.rope.scaling.type", GgufBuilder.STRING, b -> b.str("yarn"))
+                .f32("qwen3.rope.scaling.factor", 4f)
+                .f32("qwen3.rope.scaling.yarn_log_multiplier", 0.1f)
+                .write(dir.resolve("m.gguf"));
+        e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(logMul)));
+        assertEquals(logMul + ": qwen3.rope.scaling.yarn_log_multiplier is not supported", e.getMessage());
     }
 
     @Test

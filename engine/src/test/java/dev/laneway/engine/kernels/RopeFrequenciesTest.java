@@ -90,9 +90,37 @@ class RopeFrequenciesTest {
         assertEquals("rope_freqs.weight[3] is 0.0, not a positive factor", e.getMessage());
     }
 
+    /**
+     * YaRN by hand, for head_dim 64 and θ 500000: with beta_fast 8 and beta_slow 2 over an original context of 256,
+     * pair i turns 256·θ^(−i/32)/(2π) times over it, so pairs up to floor(3.97) = 3 keep their frequency, pairs from
+     * ceil(7.35) = 8 on are divided by the factor, and the pairs between blend linearly; q and k grow by 0.1·ln 8 + 1.
+     * (llama.cpp does not read a GGUF file's yarn_beta_* keys, so no llama.cpp reference covers these betas.)
+     */
+    @Test
+    void yarnBlendsBetweenTheCorrectionPairs() {
+        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "yarn", "factor", 8.0,
+                "original_max_position_embeddings", 256, "beta_fast", 8.0, "beta_slow", 2.0), Optional.empty());
+        RopeFrequencies plain = RopeFrequencies.plain(THETA, HEAD_DIM);
+        double low = Math.floor(HEAD_DIM * Math.log(256 / (8 * 2 * Math.PI)) / (2 * Math.log(THETA)));
+        double high = Math.ceil(HEAD_DIM * Math.log(256 / (2 * 2 * Math.PI)) / (2 * Math.log(THETA)));
+        assertEquals(3, low);
+        assertEquals(8, high);
+        for (int i = 0; i < plain.pairs(); i++) {
+            double interpolated = Math.min(1, Math.max(0, (i - low) / (high - low)));
+            double expected = plain.at(i) * (1 - interpolated) + plain.at(i) / 8 * interpolated;
+            assertEquals(expected, f.at(i), 1e-15, "pair " + i);
+        }
+        assertEquals(0.1 * Math.log(8) + 1, f.magnitude(), 1e-12);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RopeFrequencies.of(THETA,
+                HEAD_DIM, Map.of("rope_type", "yarn", "factor", 8.0, "original_max_position_embeddings", 256,
+                        "mscale_all_dim", 1.0), Optional.empty()));
+        assertTrue(e.getMessage().startsWith("rope_scaling.mscale_all_dim of a yarn scaling is not supported"),
+                e.getMessage());
+    }
+
     @Test
     void refusesWhatItCannotApplyByName() {
-        for (String type : new String[]{"yarn", "longrope", "su", "dynamic", "mrope"}) {
+        for (String type : new String[]{"longrope", "su", "dynamic", "mrope"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RopeFrequencies.of(
                     THETA, HEAD_DIM, Map.of("rope_type", type, "factor", 2.0), Optional.empty()));
             assertTrue(e.getMessage().startsWith("rope_scaling type \"" + type + "\" is not supported"),

@@ -40,22 +40,30 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Llama 3.x files carry their RoPE frequency factors as a {@code rope_freqs.weight} tensor. Random-weight models of
- * the tiny shape, identical but for that tensor, generate what llama.cpp generates for each of them, on every forward.
+ * RoPE as llama.cpp computes it, never plain RoPE in its place: random-weight models of the tiny shape, identical but
+ * for their RoPE, generate what llama.cpp generates for each of them, on every forward. Llama 3.x files carry
+ * frequency factors as a {@code rope_freqs.weight} tensor; others name a {@code rope.scaling.type} (linear, yarn).
  * The references are llama-server's greedy outputs, made by (see the {@code generator} field of each file):
  * <pre>
  * bench/random-model tiny F32 plain.gguf 7
  * bench/random-model tiny F32 eight.gguf 7 --rope-freqs 8,8,8,8,8,8,8,8
  * bench/random-model tiny F32 profile.gguf 7 --rope-freqs 1,1,1.5,2,4,8,16,32
+ * bench/random-model tiny F32 linear.gguf 7 --rope-scaling type=linear,factor=4.0
+ * bench/random-model tiny F32 yarn.gguf 7 --rope-scaling type=yarn,factor=4.0,original_context_length=128
+ * bench/random-model tiny F32 yarn8.gguf 7 --rope-scaling type=yarn,factor=8.0,original_context_length=256
  * bench/llamacpp-reference.py NAME.gguf "$PROMPTS" -n 32 > engine/src/test/resources/rope/NAME.json
  * </pre>
  */
-class RopeFactorsTest {
+class RopeLlamaCppTest {
     static final String PROMPTS = "1,300,301,302,303;1,260,470,311,299,505,401,263,288,277,350,333,321;1";
     private static final Map<String, float[]> FACTORS = Map.of(
             "plain", new float[0],
             "eight", new float[]{8, 8, 8, 8, 8, 8, 8, 8},
             "profile", new float[]{1, 1, 1.5f, 2, 4, 8, 16, 32});
+    private static final Map<String, Map<String, Object>> SCALING = Map.of(
+            "linear", Map.of("type", "linear", "factor", 4.0f),
+            "yarn", Map.of("type", "yarn", "factor", 4.0f, "original_context_length", 128),
+            "yarn8", Map.of("type", "yarn", "factor", 8.0f, "original_context_length", 256));
     private static final double LOGPROB_TOLERANCE = 1e-3;
 
     @TempDir
@@ -65,17 +73,25 @@ class RopeFactorsTest {
     @BeforeAll
     static void packModels() throws IOException {
         for (var e : FACTORS.entrySet()) {
-            Path gguf = dir.resolve(e.getKey() + ".gguf");
-            RandomModel.write(ModelShape.TINY, DType.F32, 7, gguf, e.getValue().length == 0 ? null : e.getValue());
-            Path container = dir.resolve(e.getKey());
-            new GgufPacker().pack(gguf, container, new PackOptions(Optional.of("f32"), false), PackProgress.NONE);
-            CONTAINERS.put(e.getKey(), container);
+            pack(e.getKey(), e.getValue().length == 0 ? null : e.getValue(), Map.of());
         }
+        for (var e : SCALING.entrySet()) {
+            pack(e.getKey(), null, e.getValue());
+        }
+    }
+
+    private static void pack(String name, float[] factors, Map<String, Object> scaling) throws IOException {
+        Path gguf = dir.resolve(name + ".gguf");
+        RandomModel.write(ModelShape.TINY, DType.F32, 7, gguf, factors, scaling);
+        Path container = dir.resolve(name);
+        new GgufPacker().pack(gguf, container, new PackOptions(Optional.of("f32"), false), PackProgress.NONE);
+        CONTAINERS.put(name, container);
     }
 
     @ParameterizedTest
     @CsvSource({"plain,java", "plain,native", "plain,fused", "eight,java", "eight,native", "eight,fused",
-            "profile,java", "profile,native", "profile,fused"})
+            "profile,java", "profile,native", "profile,fused", "linear,java", "linear,fused", "yarn,java",
+            "yarn,native", "yarn,fused", "yarn8,java", "yarn8,fused"})
     void generatesWhatLlamaCppGenerates(String model, String kernels) throws IOException {
         JsonNode reference = reference(model);
         try (LanewayModel m = open(CONTAINERS.get(model), kernels)) {
@@ -100,11 +116,14 @@ class RopeFactorsTest {
         }
     }
 
-    /** The factors change what is generated, as they do in llama.cpp: they are not dropped. */
+    /** The factors and scalings change what is generated, as they do in llama.cpp: they are not dropped. */
     @Test
     void theFactorsChangeTheOutput() throws IOException {
-        assertFalse(reference("plain").get("records").equals(reference("eight").get("records")));
-        assertFalse(reference("plain").get("records").equals(reference("profile").get("records")));
+        for (String model : List.of("eight", "profile", "linear", "yarn", "yarn8")) {
+            assertFalse(reference("plain").get("records").equals(reference(model).get("records")), model);
+        }
+        assertFalse(reference("yarn").get("records").equals(reference("yarn8").get("records")));
+        assertEquals(0.1 * Math.log(4) + 1, Container.open(CONTAINERS.get("yarn")).dims(64).rope().magnitude(), 1e-9);
         Container c = Container.open(CONTAINERS.get("profile"));
         assertTrue(c.weights().tensor(RopeFrequencies.FACTORS_TENSOR).isPresent(), "the container keeps the factors");
         assertEquals(Math.pow(10000, -2.0 * 7 / 16) / 32, c.dims(64).rope().at(7), 1e-12);
@@ -150,7 +169,7 @@ class RopeFactorsTest {
     }
 
     private static JsonNode reference(String model) throws IOException {
-        try (InputStream in = RopeFactorsTest.class.getResourceAsStream("/rope/" + model + ".json")) {
+        try (InputStream in = RopeLlamaCppTest.class.getResourceAsStream("/rope/" + model + ".json")) {
             if (in == null) {
                 throw new IllegalStateException("missing test resource rope/" + model + ".json");
             }
