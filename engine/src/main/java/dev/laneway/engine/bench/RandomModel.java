@@ -137,7 +137,7 @@ public final class RandomModel {
      * byte tokens for ASCII only, so that any text it generates is valid UTF-8 (llama-server, which makes its
      * reference outputs, fails a request whose output is not); the others have all 256.
      */
-    private static void vocabulary(GgufWriter w, int vocab, int byteTokens) {
+    public static void vocabulary(GgufWriter w, int vocab, int byteTokens) {
         String[] tokens = new String[vocab];
         float[] scores = new float[vocab];
         int[] types = new int[vocab];
