@@ -117,10 +117,13 @@ public final class Lane {
         return alone(cached, runner -> generator.nextTokenLogits(runner, prompt, 0, cached));
     }
 
-    /** Runs one sequence in slot 0 on a fresh context; a failure leaves the slot's contents in doubt. */
+    /**
+     * Runs one sequence in slot 0 on a fresh context, a step the device fails running once more on a fresh context
+     * (as the engine loop retries its steps); a failure leaves the slot's contents in doubt.
+     */
     private <T> T alone(CachedTokens cached, Function<BatchRunner, T> work) {
         try {
-            return onFreshContext(work);
+            return onFreshContext(work, true);
         } catch (RuntimeException e) {
             cached.clear();
             throw e;
@@ -141,12 +144,17 @@ public final class Lane {
      * recorded with its diagnostic and comes out as a {@link DeviceFaultException}; the context is gone by then.
      */
     <T> T onFreshContext(Function<BatchRunner, T> work) {
+        return onFreshContext(work, false);
+    }
+
+    /** As {@link #onFreshContext(Function)}; with {@code retrySteps}, a faulted step runs once more on a new context. */
+    private <T> T onFreshContext(Function<BatchRunner, T> work, boolean retrySteps) {
         gate.acquire(device, timeouts.open());
         Generation g = null;
         try {
             lastProgress = clock.nanoTime();
             stalled = null;
-            g = open();
+            g = new Generation(openContext(), retrySteps);
             current = g;
             g.configure();
             T result = work.apply(g);
@@ -168,17 +176,15 @@ public final class Lane {
         return new StepCounts(steps.get(), stepSequences.get(), stepRows.get());
     }
 
-    /** Opens a fresh context. */
-    private Generation open() {
-        DeviceContext context;
+    /** Opens a fresh context; a device that cannot is on record. */
+    private DeviceContext openContext() {
         try {
-            context = device.open(timeouts.open());
+            return device.open(timeouts.open());
         } catch (DeviceFault fault) {
             faults.record(new Diagnostic(Instant.now(), device.name(), -1, "open", -1, -1, Duration.ZERO,
                     timeouts.open(), List.of(), Duration.ZERO, Duration.ZERO, fault.getMessage()));
             throw fault;
         }
-        return new Generation(context);
     }
 
     private DeviceFaultException failed(Generation g, DeviceFault fault) {
@@ -193,7 +199,8 @@ public final class Lane {
     /** One busy period's use of a context: the batches it runs, each step with a deadline. */
     private final class Generation implements BatchRunner {
         private volatile DeviceContext context;
-        private final long opened = clock.nanoTime();
+        private final boolean retrySteps;
+        private long opened = clock.nanoTime();
         private long lastRunEnd = opened;
         private KernelRun inFlight;
         private StepInfo inFlightStep;
@@ -201,8 +208,9 @@ public final class Lane {
         private long inFlightIdle;
         private Duration inFlightDeadline = Duration.ZERO;
 
-        Generation(DeviceContext context) {
+        Generation(DeviceContext context, boolean retrySteps) {
             this.context = context;
+            this.retrySteps = retrySteps;
         }
 
         /** The init run, with its own bound, then the output-head configuration. */
@@ -218,6 +226,28 @@ public final class Lane {
 
         @Override
         public float[] run() {
+            if (!retrySteps) {
+                return runStep();
+            }
+            try {
+                return runStep();
+            } catch (DeviceFault fault) {
+                // The fault is on record, the context dropped; the step runs once more on a fresh one (the KV
+                // cache and the batch live outside it). A second fault fails the generation.
+                faults.record(diagnose(fault));
+                abort();
+                end();
+                context = openContext();
+                opened = clock.nanoTime();
+                lastRunEnd = opened;
+                lastProgress = opened;
+                stalled = null;
+                configure();
+                return runStep();
+            }
+        }
+
+        private float[] runStep() {
             float[] logits = forward.forward(state, (info, step, st, batch, start) ->
                     run(new KernelRun(info.kernel(), info.layer(), start, List.of(), () -> step.run(st, batch, start)),
                             timeouts.run(), info));
@@ -259,7 +289,8 @@ public final class Lane {
         Diagnostic diagnose(DeviceFault fault) {
             long now = clock.nanoTime();
             KernelRun run = inFlight;
-            return new Diagnostic(Instant.now(), device.name(), context.id(),
+            DeviceContext c = context;
+            return new Diagnostic(Instant.now(), device.name(), c != null ? c.id() : -1,
                     run != null ? run.kernel() : "none", run != null ? run.layer() : -1,
                     run != null ? run.position() : -1, Duration.ofNanos(now - inFlightStart), inFlightDeadline,
                     args(), Duration.ofNanos(now - opened), Duration.ofNanos(inFlightIdle), fault.getMessage());
@@ -298,6 +329,9 @@ public final class Lane {
             inFlight = null;
             inFlightStep = null;
             context = null;
+            if (c == null) {
+                return;  // a reopening after a faulted step failed
+            }
             try {
                 c.close();
             } catch (RuntimeException e) {

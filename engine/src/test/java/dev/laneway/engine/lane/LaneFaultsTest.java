@@ -144,23 +144,25 @@ class LaneFaultsTest {
         assertEquals(0, device.liveContexts());
     }
 
+    /**
+     * One stream, one timeout at layer three of position ten: the diagnostic is on record, the step runs again on a
+     * fresh context (as the engine loop of several streams does), and the tokens are the fault-free ones.
+     */
     @ParameterizedTest
     @EnumSource(Execution.class)
-    void aTimeoutAtLayerThreeOfPositionTenFailsThatGenerationWithADiagnosticAndTheNextOneIsExact(Execution ex) {
+    void aTimeoutAtLayerThreeOfPositionTenIsOnRecordAndItsStepRunsAgainOnAFreshContext(Execution ex) {
         List<Integer> expected = faultFree(ex);
         ChaosDevice device = chaos(ChaosConfig.none().withFailAt(10, ex.layer(3)));
         LanePool pool = pool(ex, device, 1);
-        DeviceFaultException fault = assertThrows(DeviceFaultException.class, () -> generate(pool));
-        assertTrue(fault.getMessage().contains("position 10, layer " + ex.layer(3)), fault.getMessage());
+        assertEquals(expected, generate(pool));
         Diagnostic d = pool.faults().recent().get(0);
         assertEquals(ex.layer(3), d.layer());
         assertEquals(10, d.position());
         assertEquals("chaos:cpu", d.device());
         assertTrue(d.line().startsWith("device-fault device=chaos:cpu"), d.line());
         assertTrue(!d.args().isEmpty() && d.args().get(0).digest().length() == 16, d.args().toString());
-        assertTrue(pool.faults().recovering());
-        assertEquals(expected, generate(pool));
-        assertTrue(!pool.faults().recovering(), "a success ends the recovery");
+        assertEquals(1, pool.faults().total());
+        assertEquals(2, device.openedContexts(), "the retry ran on a fresh context");
         assertEquals(0, device.liveContexts());
     }
 
@@ -169,7 +171,7 @@ class LaneFaultsTest {
     void anAbortThatThrowsIsCaughtAndTheLaneLives(Execution ex) {
         ChaosDevice device = chaos(ChaosConfig.none().withFailAt(3, ex.layer(0)).withAbortThrows(true));
         LanePool pool = pool(ex, device, 1);
-        assertThrows(DeviceFaultException.class, () -> generate(pool));
+        assertEquals(faultFree(ex), generate(pool), "the faulted step ran again after the abort threw");
         assertEquals(faultFree(ex), generate(pool));
         assertEquals(0, device.liveContexts());
     }
@@ -257,14 +259,19 @@ class LaneFaultsTest {
         assertEquals(2, device.openedContexts(), "the retry ran on a fresh context");
     }
 
-    /** A step that faults twice fails its generation with the device error; the next generation is exact. */
-    @Test
-    void aStepFaultedTwiceFailsItsGenerationAndTheNextIsExact() {
+    /**
+     * A step that faults twice fails its generation with the device error, naming where, alone or in the engine loop;
+     * the lane recovers and the next generation is exact.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2})
+    void aStepFaultedTwiceFailsItsGenerationAndTheNextIsExact(int streams) {
         List<Integer> expected = faultFree(Execution.PER_OP);
         ChaosDevice device = chaos(ChaosConfig.none().withFailAt(10, 3).withFailAt(10, 4));
-        LanePool pool = pool(Execution.PER_OP, device, 2);
+        LanePool pool = pool(Execution.PER_OP, device, streams);
         DeviceFaultException fault = assertThrows(DeviceFaultException.class, () -> generate(pool));
         assertTrue(fault.getMessage().contains("position 10, layer 4"), fault.getMessage());
+        assertTrue(pool.faults().recovering());
         assertEquals(2, pool.faults().total());
         assertEquals(0, device.liveContexts());
         assertEquals(expected, generate(pool));
@@ -273,7 +280,8 @@ class LaneFaultsTest {
 
     /**
      * Field failure: a device that stops answering without an error would hang its request forever; the watchdog
-     * fails the generation and drops its context, and the next generation runs.
+     * fails the stalled run and its context is dropped; the step runs again on a fresh context, and the generation
+     * and the next one are exact.
      */
     @ParameterizedTest
     @EnumSource(Execution.class)
@@ -291,11 +299,10 @@ class LaneFaultsTest {
             assertEquals(0, watchdog.check(), "not stalled long enough yet");
             clock.advance(Duration.ofSeconds(31));
             assertEquals(1, watchdog.check());
-            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
-                    () -> stuck.get(10, java.util.concurrent.TimeUnit.SECONDS));
-            assertTrue(e.getCause() instanceof DeviceFaultException, e.getCause().toString());
-            assertTrue(e.getCause().getMessage().contains("watchdog: no progress"), e.getCause().getMessage());
+            // the stalled step's context is dropped and the step runs again on a fresh one
+            assertEquals(expected, stuck.get(10, java.util.concurrent.TimeUnit.SECONDS));
             Diagnostic d = pool.faults().recent().get(0);
+            assertTrue(d.line().contains("watchdog: no progress"), d.line());
             assertEquals(ex.layer(2), d.layer());
             assertEquals(6, d.position());
         } finally {
