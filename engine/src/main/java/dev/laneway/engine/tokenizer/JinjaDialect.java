@@ -54,11 +54,38 @@ final class JinjaDialect {
             out.append(source, i, open);
             char kind = source.charAt(open + 1);
             if (kind == '#') {
-                int end = source.indexOf("#}", open + 2);
-                end = end < 0 ? n : end + 2;
-                lstrip(out, source.charAt(open + 2));
-                out.append(source, open, end);
-                i = end;
+                // A comment is dropped here, with the whitespace Jinja2 takes with it: lstrip_blocks before it, the
+                // newline after it (trim_blocks), or all whitespace on a side marked '-'. (Left to the engine, a
+                // '-%}' before it stripped the next line's indentation too.)
+                int close = source.indexOf("#}", open + 2);
+                if (close < 0) {
+                    out.append(source, open, n);
+                    break;
+                }
+                char first = source.charAt(open + 2);
+                if (first == '-') {
+                    while (!out.isEmpty() && Character.isWhitespace(out.charAt(out.length() - 1))) {
+                        out.setLength(out.length() - 1);
+                    }
+                } else {
+                    lstrip(out, first);
+                }
+                // An empty output in its place stops a neighbouring tag's '-' from stripping past it, as a
+                // comment does in Jinja2.
+                out.append("{{ '' }}");
+                i = close + 2;
+                char last = source.charAt(close - 1);
+                if (last == '-' && close - 1 > open + 2) {
+                    while (i < n && Character.isWhitespace(source.charAt(i))) {
+                        i++;
+                    }
+                } else if (last != '+') {
+                    if (source.startsWith("\r\n", i)) {
+                        i += 2;
+                    } else if (i < n && source.charAt(i) == '\n') {
+                        i++;
+                    }
+                }
                 continue;
             }
             String closer = kind == '{' ? "}}" : "%}";

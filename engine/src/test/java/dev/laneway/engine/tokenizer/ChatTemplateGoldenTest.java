@@ -33,7 +33,8 @@ class ChatTemplateGoldenTest {
 
     /** Templates that render every conversation as the reference does; one that stops is a regression. */
     private static final List<String> MUST_PASS = List.of(
-            "Apertus-8B-Instruct", "Bielik-11B-v3.0-Instruct", "Cohere2MoE", "GLM-4.6", "GLM-4.7-Flash",
+            "Apertus-8B-Instruct", "Bielik-11B-v3.0-Instruct", "Cohere2MoE",
+            "CohereForAI-c4ai-command-r7b-12-2024-tool_use", "GLM-4.6", "GLM-4.7-Flash",
             "GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B", "HuggingFaceTB-SmolLM3-3B", "Kimi-K3", "LFM2-8B-A1B",
             "LFM2.5-Instruct", "MiMo-VL", "MiniMax-M1", "MiniMax-M2", "MiniMax-M3",
             "Mistral-Small-3.2-24B-Instruct-2506", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "NVIDIA-Nemotron-Nano-v2",

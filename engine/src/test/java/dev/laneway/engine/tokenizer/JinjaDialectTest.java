@@ -55,7 +55,16 @@ class JinjaDialectTest {
     void stripsOnlyLeadingWhitespaceOfALine() {
         assertEquals("x {% if a %}\n{% endif %}", JinjaDialect.adapt("x {% if a %}\n  {% endif %}"));
         assertEquals("  {%- if a %}", JinjaDialect.adapt("  {%- if a %}"));
-        assertEquals("{# c #}", JinjaDialect.adapt("   {# c #}"));
+        assertEquals("{{ '' }}", JinjaDialect.adapt("   {# c #}"));
+    }
+
+    /** A comment goes with the whitespace Jinja2 takes with it, and a '-' beside it strips no further than it. */
+    @Test
+    void dropsCommentsAsJinja2Does() {
+        assertEquals("a{{ '' }}b", JinjaDialect.adapt("a{# c #}\nb"));
+        assertEquals("a{{ '' }}b", JinjaDialect.adapt("a \n {#- c -#} \n b"));
+        assertEquals("{%- macro m() -%}\n{{ '' }}    {{ x }}{%- endmacro %}",
+                JinjaDialect.adapt("{%- macro m() -%}\n{# c #}\n    {{ x }}{%- endmacro %}"));
     }
 
     @Test
