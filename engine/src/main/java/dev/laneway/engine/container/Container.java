@@ -1,8 +1,5 @@
 package dev.laneway.engine.container;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.format.FormatException;
@@ -96,21 +93,13 @@ public final class Container {
             derivations.add("the plan from config.json's model_type (no plan.json)");
             return Optional.empty();
         }
-        JsonNode root;
-        try {
-            root = new ObjectMapper().readTree(Files.readString(file));
-        } catch (JsonProcessingException e) {
-            throw new FormatException(file, "not valid JSON: " + e.getOriginalMessage());
-        }
-        JsonNode format = root == null ? null : root.get("format");
-        if (root == null || !root.isObject() || format == null || !Plan.FORMAT.equals(format.asText())) {
-            LOG.log(System.Logger.Level.INFO, file + " is not a Laneway plan (its format is "
-                    + (format == null ? "not given" : "\"" + format.asText() + "\"") + ", a Laneway plan's is \""
-                    + Plan.FORMAT + "\"): the plan comes from config.json's model_type");
+        Optional<Plan> plan = PlanJson.readIfLaneways(file);
+        if (plan.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, file + " is not a Laneway plan (its format is not \"" + Plan.FORMAT
+                    + "\"): the plan comes from config.json's model_type");
             derivations.add("the plan from config.json's model_type (plan.json is not a Laneway plan)");
-            return Optional.empty();
         }
-        return Optional.of(PlanJson.read(file));
+        return plan;
     }
 
     /**
@@ -189,7 +178,7 @@ public final class Container {
 
     /** The forward's weights: matrices in place, tile tensors sized from config.json where the file does not say. */
     public ContainerWeights weightSource() {
-        return new ContainerWeights(weights, new ConfigShapes(config));
+        return new ContainerWeights(weights, this::tileShape);
     }
 
     public Path dir() {

@@ -12,6 +12,7 @@ import dev.laneway.engine.quant.Dequant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * The forward's weights out of a container's weight file: matrices in place, vectors as floats. A tile tensor whose
@@ -21,12 +22,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class ContainerWeights implements WeightSource {
     private final Q4nxFile file;
-    private final ConfigShapes shapes;
+    private final Function<String, Optional<int[]>> tileShapes;
     private final Map<String, Matrix> matrices = new ConcurrentHashMap<>();
 
-    public ContainerWeights(Q4nxFile file, ConfigShapes shapes) {
+    /** @param tileShapes a tile tensor's logical {@code [rows, cols]} ({@link Container#tileShape}) */
+    public ContainerWeights(Q4nxFile file, Function<String, Optional<int[]>> tileShapes) {
         this.file = file;
-        this.shapes = shapes;
+        this.tileShapes = tileShapes;
     }
 
     /** Whether the embedding is read from the head's tiles, the container having no embedding of its own. */
@@ -42,11 +44,11 @@ public final class ContainerWeights implements WeightSource {
         }
         return Optional.of(matrices.computeIfAbsent(stored, n -> {
             try {
-                if (!file.tiled(n) || file.recordedShape(n).isPresent()) {
+                if (!file.tiled(n)) {
                     return file.matrix(n);
                 }
-                int[] shape = shapes.of(n).orElseThrow(() -> new PlanException(file.path() + ": tile tensor " + n
-                        + " records no shape, and config.json gives none for a tensor of that name"));
+                int[] shape = tileShapes.apply(n).orElseThrow(() -> new PlanException(file.path() + ": tile tensor "
+                        + n + " records no shape, and config.json gives none for a tensor of that name"));
                 return file.matrix(n, shape[0], shape[1]);
             } catch (FormatException e) {
                 throw new PlanException(e.getMessage());

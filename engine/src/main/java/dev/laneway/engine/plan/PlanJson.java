@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /** Reads and writes {@code plan.json}. Errors name the file and the JSON path of the field at fault. */
 public final class PlanJson {
@@ -26,13 +27,28 @@ public final class PlanJson {
     }
 
     public static Plan read(Path file) throws IOException {
-        JsonNode root;
+        return new Reader(file).plan(tree(file));
+    }
+
+    /**
+     * The plan in {@code file} if the file is a Laneway plan (its {@code format} says so), else empty: another
+     * engine's {@code plan.json}, which the caller replaces. A Laneway plan that is invalid fails as {@link #read}.
+     */
+    public static Optional<Plan> readIfLaneways(Path file) throws IOException {
+        JsonNode root = tree(file);
+        JsonNode format = root == null ? null : root.get("format");
+        if (root == null || !root.isObject() || format == null || !Plan.FORMAT.equals(format.asText())) {
+            return Optional.empty();
+        }
+        return Optional.of(new Reader(file).plan(root));
+    }
+
+    private static JsonNode tree(Path file) throws IOException {
         try {
-            root = JSON.readTree(Files.readString(file));
+            return JSON.readTree(Files.readString(file));
         } catch (JsonProcessingException e) {
             throw new FormatException(file, "not valid JSON: " + e.getOriginalMessage());
         }
-        return new Reader(file).plan(root);
     }
 
     public static void write(Plan plan, Path file) throws IOException {

@@ -3,8 +3,6 @@ package dev.laneway.engine.model;
 import dev.laneway.engine.container.Container;
 import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.Tensor;
-import dev.laneway.engine.forward.PlanForward;
-import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
 import dev.laneway.engine.plan.PlanJson;
@@ -13,6 +11,7 @@ import dev.laneway.engine.q4nx.Q4nxWriter;
 import dev.laneway.engine.quant.PlainConverter;
 import dev.laneway.engine.quant.TileQuantizer;
 import dev.laneway.engine.testing.Golden;
+import dev.laneway.engine.testing.LogitComparison;
 import dev.laneway.engine.testing.Packed;
 import dev.laneway.spi.GeneratedToken;
 import dev.laneway.spi.GenerationRequest;
@@ -59,21 +58,8 @@ class EarlierContainerTest {
     @Test
     void aQ8ContainerWithATiledTiedEmbeddingIsServed() throws IOException {
         Path earlier = earlierLayout(Packed.tinystories("f32"), dir.resolve("earlier-q8"), Matrix.Layout.TILES_Q8);
-        Container old = Container.open(earlier);
-        Container today = Container.open(Packed.tinystories("q8"));
-        PlanForward a = PlanForward.compile(old.plan(), old.dims(256), old.weightSource(), new JavaKernels());
-        PlanForward b = PlanForward.compile(today.plan(), today.dims(256), today.weightSource(), new JavaKernels());
-        double worst = 0;
-        try (LanewayModel tokenizer = Packed.open(earlier, "java")) {
-            for (Golden.Record r : Golden.stories260kPublic()) {
-                int[] prompt = tokenizer.tokenize(r.prompt(), true, true);
-                float[] x = a.forward(a.newState(prompt.length), prompt, 0, prompt.length, 0);
-                float[] y = b.forward(b.newState(prompt.length), prompt, 0, prompt.length, 0);
-                for (int i = 0; i < today.config().vocabSize(); i++) {
-                    worst = Math.max(worst, Math.abs(x[i] - y[i]));
-                }
-            }
-        }
+        double worst = LogitComparison.maxDifference(Container.open(earlier),
+                Container.open(Packed.tinystories("q8")));
         assertTrue(worst < 0.35, "max logit difference " + worst);
     }
 

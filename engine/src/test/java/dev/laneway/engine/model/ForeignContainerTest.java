@@ -2,8 +2,6 @@ package dev.laneway.engine.model;
 
 import dev.laneway.engine.container.Container;
 import dev.laneway.engine.format.FormatException;
-import dev.laneway.engine.forward.PlanForward;
-import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.q4nx.Q8CodeOrder;
@@ -11,6 +9,7 @@ import dev.laneway.engine.testing.ForeignContainers;
 import dev.laneway.engine.testing.ForeignContainers.Options;
 import dev.laneway.engine.testing.ForeignContainers.Style;
 import dev.laneway.engine.testing.Golden;
+import dev.laneway.engine.testing.LogitComparison;
 import dev.laneway.engine.testing.Packed;
 import dev.laneway.spi.GeneratedToken;
 import dev.laneway.spi.GenerationRequest;
@@ -71,24 +70,8 @@ class ForeignContainerTest {
         var weights = c.weightSource();
         assertSame(weights.matrix(StandardPlans.HEAD).orElseThrow(),
                 weights.matrix(StandardPlans.EMBEDDING).orElseThrow());
-        PlanForward ownForward = forward(Container.open(own("tinystories", "q8")));
-        PlanForward headOnly = forward(c);
-        double worst = 0;
-        try (LanewayModel tokenizer = Packed.open(foreign, "java")) {
-            for (Golden.Record r : Golden.stories260kPublic()) {
-                int[] prompt = tokenizer.tokenize(r.prompt(), true, true);
-                float[] a = ownForward.forward(ownForward.newState(prompt.length), prompt, 0, prompt.length, 0);
-                float[] b = headOnly.forward(headOnly.newState(prompt.length), prompt, 0, prompt.length, 0);
-                for (int i = 0; i < c.config().vocabSize(); i++) {
-                    worst = Math.max(worst, Math.abs(a[i] - b[i]));
-                }
-            }
-        }
+        double worst = LogitComparison.maxDifference(c, Container.open(own("tinystories", "q8")));
         assertTrue(worst < 0.35, "max logit difference " + worst);
-    }
-
-    private static PlanForward forward(Container c) throws IOException {
-        return PlanForward.compile(c.plan(), c.dims(256), c.weightSource(), new JavaKernels());
     }
 
     /** A container's own word for its Q8 code order: the order its style writes. */
