@@ -1,6 +1,7 @@
 package dev.laneway.spi;
 
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * One generation.
@@ -11,14 +12,17 @@ import java.util.Objects;
  * @param topLogprobs  {@link #NO_LOGPROBS} to report no log-probabilities; 0 or more to report each token's own
  *                     log-probability and that many most likely alternatives
  * @param ignoreEos    keep generating past the end-of-text token (benchmarks)
+ * @param grammar      what the output must be; empty: free text
  */
-public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos) {
+public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
+                                Optional<OutputGrammar> grammar) {
     /** Report no log-probabilities. */
     public static final int NO_LOGPROBS = -1;
 
     public GenerationRequest {
         Objects.requireNonNull(prompt, "prompt");
         Objects.requireNonNull(sampling, "sampling");
+        Objects.requireNonNull(grammar, "grammar");
         if (prompt.length == 0) {
             throw new IllegalArgumentException("prompt must hold at least one token");
         }
@@ -26,6 +30,11 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
             throw new IllegalArgumentException("maxTokens must not be negative, topLogprobs not below -1");
         }
         prompt = prompt.clone();
+    }
+
+    /** Free text. */
+    public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos) {
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, Optional.empty());
     }
 
     public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling) {

@@ -103,6 +103,18 @@ public interface ServedModel extends AutoCloseable {
         return generate(request, sink);
     }
 
+    /**
+     * Checks, before a generation starts, that {@code grammar} can constrain this model's output
+     * ({@link GenerationRequest#grammar()}). A model that cannot constrain its output refuses every grammar.
+     *
+     * @throws InvalidRequestException naming what is wrong with the grammar (against its field), or that grammars
+     *                                 are not supported
+     */
+    default void checkGrammar(OutputGrammar grammar) {
+        throw new InvalidRequestException(grammar.field(), "model " + id() + " does not constrain its output to a"
+                + " grammar or schema");
+    }
+
     /** What its forward steps have run so far; none for a model that has no engine loop to count. */
     default StepCounts steps() {
         return StepCounts.NONE;

@@ -1,7 +1,9 @@
 package dev.laneway.engine.bench;
 
 import dev.laneway.engine.format.DType;
+import dev.laneway.engine.gguf.GgufArray;
 import dev.laneway.engine.gguf.GgufBlockEncoder;
+import dev.laneway.engine.gguf.GgufFile;
 import dev.laneway.engine.gguf.GgufWriter;
 import dev.laneway.engine.kernels.RopeFrequencies;
 
@@ -31,7 +33,7 @@ public final class RandomModel {
 
     /** Writes the model to {@code file}. */
     public static void write(ModelShape s, DType type, long seed, Path file) throws IOException {
-        write(s, type, seed, file, null);
+        write(s, type, seed, file, (float[]) null);
     }
 
     /** Writes the model to {@code file}, with {@code ropeFactors} (one per rotated pair) unless null. */
@@ -46,6 +48,20 @@ public final class RandomModel {
      */
     public static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
                              Map<String, Object> ropeScaling) throws IOException {
+        write(s, type, seed, file, ropeFactors, ropeScaling, null);
+    }
+
+    /**
+     * A random model with a real tokenizer: every {@code tokenizer.*} key of {@code vocabulary} (a GGUF such as
+     * llama.cpp's vocabulary-only files) instead of the synthetic vocabulary; the shape's vocabulary size must be
+     * that tokenizer's.
+     */
+    public static void write(ModelShape s, DType type, long seed, Path file, GgufFile vocabulary) throws IOException {
+        write(s, type, seed, file, null, Map.of(), vocabulary);
+    }
+
+    private static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
+                              Map<String, Object> ropeScaling, GgufFile vocabulary) throws IOException {
         if (ropeFactors != null && ropeFactors.length != s.headDim() / 2) {
             throw new IllegalArgumentException("a head of " + s.headDim() + " elements rotates " + s.headDim() / 2
                     + " pairs, got " + ropeFactors.length + " RoPE factors");
@@ -55,6 +71,11 @@ public final class RandomModel {
         }
         GgufWriter w = new GgufWriter();
         metadata(w, s, type);
+        if (vocabulary != null) {
+            tokenizerOf(w, vocabulary, s.vocab());
+        } else {
+            vocabulary(w, s.vocab(), s.equals(ModelShape.TINY) ? 128 : 256);
+        }
         for (Map.Entry<String, Object> e : ropeScaling.entrySet()) {
             String key = "llama.rope.scaling." + e.getKey();
             if (e.getValue() instanceof String v) {
@@ -129,7 +150,20 @@ public final class RandomModel {
         w.put("llama.rope.dimension_count", s.headDim());
         w.put("llama.rope.freq_base", 10000f);
         w.put("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-        vocabulary(w, s.vocab(), s.equals(ModelShape.TINY) ? 128 : 256);
+    }
+
+    private static void tokenizerOf(GgufWriter w, GgufFile vocabulary, int vocab) {
+        Object tokens = vocabulary.get("tokenizer.ggml.tokens").orElseThrow(() -> new IllegalArgumentException(
+                vocabulary.path() + " has no tokenizer.ggml.tokens"));
+        int size = ((GgufArray) tokens).length();
+        if (size != vocab) {
+            throw new IllegalArgumentException(vocabulary.path() + " has " + size + " tokens, the shape " + vocab);
+        }
+        vocabulary.metadata().forEach((k, v) -> {
+            if (k.startsWith("tokenizer.")) {
+                w.put(k, v instanceof GgufArray a ? a.values() : v);
+            }
+        });
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.laneway.engine.generate;
 
 import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.InvalidRequestException;
@@ -15,6 +16,7 @@ public final class Generator {
     private final Dims dims;
     private final int maxBatch;
     private final int[] endOfText;
+    private final Grammars grammars;
 
     /**
      * @param dims      the model's sizes
@@ -22,9 +24,15 @@ public final class Generator {
      * @param endOfText token ids that end the text (EOS, end-of-turn)
      */
     public Generator(Dims dims, int maxBatch, int[] endOfText) {
+        this(dims, maxBatch, endOfText, Grammars.NONE);
+    }
+
+    /** As above, with the grammars that may constrain its generations. */
+    public Generator(Dims dims, int maxBatch, int[] endOfText, Grammars grammars) {
         this.dims = dims;
         this.maxBatch = maxBatch;
         this.endOfText = endOfText.clone();
+        this.grammars = grammars;
     }
 
     /**
@@ -35,7 +43,7 @@ public final class Generator {
      */
     public GenerationResult generate(BatchRunner runner, GenerationRequest request, TokenSink sink, int slot,
                                      CachedTokens cached) {
-        Sequence s = Sequence.generating(request, sink, slot, cached, dims, endOfText);
+        Sequence s = Sequence.generating(request, sink, slot, cached, dims, endOfText, grammars);
         drive(runner, s);
         return s.result();
     }
@@ -69,6 +77,11 @@ public final class Generator {
     /** The most tokens one forward call takes. */
     public int maxBatch() {
         return maxBatch;
+    }
+
+    /** The grammars that may constrain its generations. */
+    public Grammars grammars() {
+        return grammars;
     }
 
     /** Token ids that end the text. */

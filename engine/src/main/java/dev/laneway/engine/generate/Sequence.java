@@ -2,6 +2,8 @@ package dev.laneway.engine.generate;
 
 import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.grammar.GrammarCursor;
+import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.sample.Logprobs;
 import dev.laneway.engine.sample.Sampler;
 import dev.laneway.spi.FinishReason;
@@ -18,7 +20,9 @@ import java.util.List;
  * One generation as a forward loop sees it: the prompt fed in chunks from the first position its KV cache slot does
  * not already hold, then one token at a time, each sampled with the generation's own sampler and handed to its sink
  * until the model ends the text, the budget or the context runs out, or the sink says stop. Whoever drives it puts
- * {@link #feed} into a batch, runs the forward, and hands the logits back with {@link #fed}. A sequence made for
+ * {@link #feed} into a batch, runs the forward, and hands the logits back with {@link #fed}. A grammar, when the
+ * request has one, limits each token to those that keep the text a prefix of its language, and ends the text when
+ * nothing more may follow. A sequence made for
  * {@linkplain #logitsOnly logits only} stops after the prompt and keeps the logits after its last token.
  */
 public final class Sequence {
@@ -31,6 +35,7 @@ public final class Sequence {
     private final int[] endOfText;
     private final boolean logitsOnly;
     private final Sampler sampler;
+    private final GrammarCursor grammar;
     private final Logprobs logprobs;
     private final float[] row;
     private final float[] raw;
@@ -46,7 +51,7 @@ public final class Sequence {
     private long end;
 
     private Sequence(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached, Dims dims,
-                     int[] endOfText, boolean logitsOnly) {
+                     int[] endOfText, Grammars grammars, boolean logitsOnly) {
         this.prompt = request.prompt();
         check(prompt, dims.vocab(), dims.contextLength());
         this.request = request;
@@ -57,6 +62,7 @@ public final class Sequence {
         this.endOfText = endOfText;
         this.logitsOnly = logitsOnly;
         this.sampler = new Sampler(request.sampling(), vocab);
+        this.grammar = request.grammar().map(g -> grammars.start(g)).orElse(null);
         for (int t : prompt) {
             sampler.seen(t);
         }
@@ -77,13 +83,23 @@ public final class Sequence {
      */
     public static Sequence generating(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached,
                                       Dims dims, int[] endOfText) {
-        return new Sequence(request, sink, slot, cached, dims, endOfText, false);
+        return generating(request, sink, slot, cached, dims, endOfText, Grammars.NONE);
+    }
+
+    /**
+     * As above, its grammar (if the request has one) compiled by {@code grammars}.
+     *
+     * @throws InvalidRequestException also when the request's grammar cannot be used
+     */
+    public static Sequence generating(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached,
+                                      Dims dims, int[] endOfText, Grammars grammars) {
+        return new Sequence(request, sink, slot, cached, dims, endOfText, grammars, false);
     }
 
     /** A prompt run for the logits after its last token (see {@link #logits()}). */
     public static Sequence logitsOnly(int[] prompt, int slot, CachedTokens cached, Dims dims) {
         return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), t -> false, slot, cached,
-                dims, new int[0], true);
+                dims, new int[0], Grammars.NONE, true);
     }
 
     /** Whether the sequence has ended. */
@@ -191,15 +207,25 @@ public final class Sequence {
             lse = Logprobs.logSumExp(raw, vocab);
             top = request.topLogprobs() > 0 ? logprobs.top(raw, vocab, request.topLogprobs(), lse) : List.of();
         }
-        int token = sampler.sample(row, vocab);
+        int token = sampler.sample(row, vocab, grammar);
+        if (token < 0) {
+            throw new InvalidRequestException("grammar", "no token of this model's vocabulary continues the grammar"
+                    + " after " + generated + " generated tokens");
+        }
         float logprob = logprobs != null ? (float) (raw[token] - lse) : Float.NaN;
         if (!request.ignoreEos() && isEndOfText(token)) {
             return end(FinishReason.END_OF_TEXT);
         }
         sampler.accepted(token);
+        if (grammar != null) {
+            grammar.accept(token);
+        }
         generated++;
         if (!sink.accept(new GeneratedToken(token, logprob, top))) {
             return end(FinishReason.STOPPED);
+        }
+        if (grammar != null && grammar.complete()) {
+            return end(FinishReason.END_OF_TEXT);
         }
         if (generated == budget) {
             return end(FinishReason.LENGTH);

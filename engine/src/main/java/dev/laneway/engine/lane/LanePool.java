@@ -2,6 +2,7 @@ package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.generate.Generator;
+import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
@@ -65,11 +66,18 @@ public final class LanePool implements AutoCloseable {
     public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
                                   KvCache.Precision kv, int[] endOfText, LaneTimeouts timeouts, ContextGate gate,
                                   Clock clock) {
+        return create(streams, device, forward, maxBatch, kv, endOfText, Grammars.NONE, timeouts, gate, clock);
+    }
+
+    /** As above, with the grammars that may constrain the generations. */
+    public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
+                                  KvCache.Precision kv, int[] endOfText, Grammars grammars, LaneTimeouts timeouts,
+                                  ContextGate gate, Clock clock) {
         Runtime heap = Runtime.getRuntime();
         KvCache.requireHeap(streams, forward.dims().layers(), forward.dims().contextLength(), forward.dims().kvDim(),
                 kv, heap.maxMemory() - (heap.totalMemory() - heap.freeMemory()));
         FaultLog faults = new FaultLog(32);
-        Generator generator = new Generator(forward.dims(), maxBatch, endOfText);
+        Generator generator = new Generator(forward.dims(), maxBatch, endOfText, grammars);
         Lane lane = new Lane(device, gate, forward, forward.newState(Math.max(maxBatch, streams), streams, kv),
                 generator, faults, timeouts, clock);
         return new LanePool(lane, streams, faults, device, timeouts.open());
@@ -147,7 +155,7 @@ public final class LanePool implements AutoCloseable {
 
     private Sequence generating(GenerationRequest request, TokenSink sink, int slot) {
         return Sequence.generating(request, sink, slot, slots.of(slot), lane.generator().dims(),
-                lane.generator().endOfText());
+                lane.generator().endOfText(), lane.generator().grammars());
     }
 
     /** A generation in a free slot, whose sink stops once {@code failed} is set. */
@@ -159,6 +167,15 @@ public final class LanePool implements AutoCloseable {
             slots.give(slot);
             throw e;
         }
+    }
+
+    /**
+     * Checks that a grammar can constrain these streams' generations.
+     *
+     * @throws dev.laneway.spi.InvalidRequestException when it cannot
+     */
+    public void checkGrammar(dev.laneway.spi.OutputGrammar grammar) {
+        lane.generator().grammars().check(grammar);
     }
 
     /**

@@ -88,6 +88,14 @@ public final class RoutedModel implements ServedModel {
         return primary.chatTemplateSource();
     }
 
+    /** A grammar must suit every device the request may be routed to. */
+    @Override
+    public void checkGrammar(dev.laneway.spi.OutputGrammar grammar) {
+        for (ServedModel model : byDevice.values()) {
+            model.checkGrammar(grammar);
+        }
+    }
+
     @Override
     public Optional<RouteDecision> route(RoutingInput input) {
         return Optional.of(router.route(input));

@@ -71,6 +71,11 @@ public final class LanewayModel implements ServedModel {
     }
 
     @Override
+    public void checkGrammar(dev.laneway.spi.OutputGrammar grammar) {
+        lanes.checkGrammar(grammar);
+    }
+
+    @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         return chat.render(messages, addGenerationPrompt, Map.of());
     }

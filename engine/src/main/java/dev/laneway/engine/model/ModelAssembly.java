@@ -5,6 +5,7 @@ import dev.laneway.engine.container.Container;
 import dev.laneway.engine.forward.Dims;
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.forward.OneSubmissionForward;
+import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.natives.KernelsChooser;
 import dev.laneway.engine.lane.Clock;
@@ -213,9 +214,10 @@ public final class ModelAssembly {
          */
         LanewayModel on(Device device, RouteContext context, boolean owner) {
             ModelConfig config = container.config();
+            int[] endOfText = endOfText(tokenizer, config);
             LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
-                    dims.contextLength()), engine.kv(), endOfText(tokenizer, config), LaneTimeouts.DEFAULT,
-                    gate(device, context), Clock.SYSTEM);
+                    dims.contextLength()), engine.kv(), endOfText, Grammars.of(tokenizer, endOfText, dims.vocab()),
+                    LaneTimeouts.DEFAULT, gate(device, context), Clock.SYSTEM);
             long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
             if (watchdog > 0) {
                 lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);

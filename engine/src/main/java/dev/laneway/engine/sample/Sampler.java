@@ -70,6 +70,17 @@ public final class Sampler {
 
     /** The next token. {@code logits} may be modified. */
     public int sample(float[] logits, int vocab) {
+        return sample(logits, vocab, null);
+    }
+
+    /**
+     * The next token among those {@code constraint} allows (any, when it is null), as if the others had a logit of
+     * negative infinity. Greedy sampling tries the most likely token first and restricts the logits only when the
+     * constraint refuses it: the result is the same, and the common case skips the mask.
+     *
+     * @return the token, or -1 when the constraint allows none
+     */
+    public int sample(float[] logits, int vocab, TokenConstraint constraint) {
         for (int i = 0; i < biasIds.length; i++) {
             logits[biasIds[i]] += biases[i];
         }
@@ -82,6 +93,17 @@ public final class Sampler {
             for (int i = 0; i < distinctCount; i++) {
                 int t = distinct[i];
                 logits[t] -= counts[t] * frequency + presence;
+            }
+        }
+        if (constraint != null) {
+            if (params.greedy()) {
+                int best = argmax(logits, vocab);
+                if (constraint.allows(best)) {
+                    return best;
+                }
+            }
+            if (!constraint.restrict(logits, vocab)) {
+                return -1;
             }
         }
         if (params.greedy()) {
@@ -162,12 +184,17 @@ public final class Sampler {
     private int draw(int n) {
         double u = random.nextDouble();
         double cumulative = 0;
+        int last = 0;
         for (int i = 0; i < n; i++) {
             cumulative += weights[i];
             if (u < cumulative) {
                 return candidates[i];
             }
+            if (weights[i] > 0) {
+                last = i;
+            }
         }
-        return candidates[n - 1];
+        // Rounding left u above the sum: the least likely candidate that has any weight at all.
+        return candidates[last];
     }
 }

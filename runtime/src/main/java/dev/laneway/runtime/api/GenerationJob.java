@@ -87,7 +87,7 @@ final class GenerationJob implements Runnable {
                 answers.add(answer);
                 runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get));
                 requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
-                        params.topLogprobs(), params.ignoreEos()));
+                        params.topLogprobs(), params.ignoreEos(), params.grammar()));
             }
             List<GenerationResult> results = generate(requests, runs);
             List<ChoiceOutcome> outcomes = new ArrayList<>();

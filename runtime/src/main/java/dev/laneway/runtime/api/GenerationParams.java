@@ -2,12 +2,14 @@ package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.OutputGrammar;
 import dev.laneway.spi.Sampling;
 
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 
@@ -25,11 +27,13 @@ import java.util.OptionalLong;
  * @param includeUsage streamed: end with a chunk holding the usage
  * @param ignoreEos    keep generating past the end-of-text token
  * @param logitBias    token id to the bias added to its logit
+ * @param grammar      GBNF the output must follow: from {@code grammar}, {@code json_schema} (llama-server's
+ *                     fields) or {@code response_format}; empty: free text
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
-                        double frequencyPenalty, Map<Integer, Float> logitBias) {
+                        double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar) {
 
     static final double DEFAULT_TEMPERATURE = 0.8;
     static final int DEFAULT_TOP_K = 40;
@@ -89,7 +93,75 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, penalty, seed(r), stops(r), n,
                 chat ? chatLogprobs(r) : completionLogprobs(r), stream, includeUsage(r),
                 r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
-                openAiPenalty(r, "frequency_penalty"), logitBias(r));
+                openAiPenalty(r, "frequency_penalty"), logitBias(r), grammar(r));
+    }
+
+    /** The same, with the output held to {@code grammar}. */
+    GenerationParams withGrammar(OutputGrammar grammar) {
+        return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
+                topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
+                Optional.of(grammar));
+    }
+
+    /**
+     * The grammar of the output, from whichever of {@code response_format} (OpenAI's {@code json_object} and
+     * {@code json_schema}, or llama-server's {@code json_object} with a {@code schema}), {@code json_schema} (a
+     * schema) and {@code grammar} (GBNF) the request has; more than one is refused.
+     */
+    private static Optional<OutputGrammar> grammar(JsonRequest r) {
+        List<String> given = new ArrayList<>();
+        Optional<OutputGrammar> grammar = Optional.empty();
+        JsonNode format = r.raw("response_format");
+        if (format != null && !format.isNull()) {
+            if (!format.isObject()) {
+                throw ApiException.invalidType("response_format", "response_format must be an object");
+            }
+            String type = format.path("type").asText("");
+            switch (type) {
+                case "text" -> { }
+                case "json_object" -> {
+                    JsonNode schema = format.get("schema");
+                    grammar = Optional.of(schema == null || schema.isNull()
+                            ? OutputGrammar.jsonObject("response_format")
+                            : OutputGrammar.jsonSchema(schema.toString(), "response_format.schema"));
+                    given.add("response_format");
+                }
+                case "json_schema" -> {
+                    JsonNode wrapper = format.get("json_schema");
+                    if (wrapper == null || !wrapper.isObject()) {
+                        throw ApiException.invalidValue("response_format.json_schema", "response_format of type"
+                                + " json_schema needs a json_schema object holding the schema");
+                    }
+                    JsonNode schema = wrapper.get("schema");
+                    grammar = Optional.of(schema == null || schema.isNull()
+                            ? OutputGrammar.jsonObject("response_format")
+                            : OutputGrammar.jsonSchema(schema.toString(), "response_format.json_schema.schema"));
+                    given.add("response_format");
+                }
+                default -> throw ApiException.invalidValue("response_format.type", "response_format.type must be"
+                        + " text, json_object or json_schema, was " + (type.isEmpty() ? "missing" : type));
+            }
+        }
+        JsonNode schema = r.raw("json_schema");
+        if (schema != null && !schema.isNull()) {
+            grammar = Optional.of(OutputGrammar.jsonSchema(schema.toString(), "json_schema"));
+            given.add("json_schema");
+        }
+        JsonNode gbnf = r.raw("grammar");
+        if (gbnf != null && !gbnf.isNull()) {
+            if (!gbnf.isTextual()) {
+                throw ApiException.invalidType("grammar", "grammar must be a string of GBNF");
+            }
+            if (!gbnf.textValue().isBlank()) {
+                grammar = Optional.of(OutputGrammar.gbnf(gbnf.textValue(), "grammar"));
+                given.add("grammar");
+            }
+        }
+        if (given.size() > 1) {
+            throw ApiException.invalidValue(given.get(1), "give one of response_format, json_schema and grammar, not "
+                    + String.join(" and ", given));
+        }
+        return grammar;
     }
 
     /** OpenAI's presence and frequency penalties: -2 to 2, 0 (off) when absent. */
@@ -236,10 +308,6 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         JsonNode tools = r.raw("tools");
         if (!chat && tools != null && !tools.isEmpty()) {
             throw ApiException.invalidValue("tools", "tools are for /v1/chat/completions");
-        }
-        JsonNode format = r.raw("response_format");
-        if (format != null && !"text".equals(format.path("type").asText("text"))) {
-            throw ApiException.invalidValue("response_format", "only the text response format is supported");
         }
     }
 }

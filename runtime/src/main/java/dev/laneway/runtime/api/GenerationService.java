@@ -163,6 +163,13 @@ public class GenerationService {
     /** n choices of one prompt, after checking that the prompt leaves room for at least one token. */
     private static void addChoices(List<ChoicePlan> plans, ServedModel model, int[] ids, GenerationParams params,
                                    String param) {
+        params.grammar().ifPresent(grammar -> {
+            try {
+                model.checkGrammar(grammar);
+            } catch (InvalidRequestException e) {
+                throw ApiException.invalidValue(e.param() == null ? grammar.field() : e.param(), e.getMessage());
+            }
+        });
         int vocab = model.info().vocabSize();
         params.logitBias().keySet().stream().filter(id -> id >= vocab).findFirst().ifPresent(id -> {
             throw ApiException.invalidValue("logit_bias", "logit_bias names token " + id + ", outside the vocabulary"

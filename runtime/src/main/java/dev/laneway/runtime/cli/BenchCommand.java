@@ -2,6 +2,7 @@ package dev.laneway.runtime.cli;
 
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.OutputGrammar;
 import dev.laneway.spi.RouteDecision;
 import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.Sampling;
@@ -16,6 +17,7 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -59,6 +61,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON object per model instead of a table.")
     boolean json;
 
+    @Option(names = "--json-schema", paramLabel = "FILE",
+            description = "Hold the generated text to this JSON Schema (constrained decoding), as a request's"
+                    + " response_format would; a run ends early where the schema's value is whole.")
+    Path jsonSchema;
+
     @Option(names = "--vs", paramLabel = "\"MODEL [OPTIONS]\"",
             description = "Also measure this model opened with these options, e.g. \"DIR --opt dx=off\", in the same"
                     + " process, its runs alternating with the others'; repeatable.")
@@ -66,6 +73,18 @@ final class BenchCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
+
+    /** The schema of {@code --json-schema}, when given. */
+    private Optional<OutputGrammar> grammar() {
+        if (jsonSchema == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(OutputGrammar.jsonSchema(java.nio.file.Files.readString(jsonSchema), "--json-schema"));
+        } catch (java.io.IOException e) {
+            throw new UsageException("--json-schema " + jsonSchema + ": " + e.getMessage());
+        }
+    }
 
     /** The options of a {@code --vs} model. */
     @Command(name = "--vs")
@@ -91,6 +110,13 @@ final class BenchCommand implements Callable<Integer> {
                         + model.info().contextLength() + " tokens (" + model.id() + ")");
             }
             this.prompt = randomPrompt(model.info().vocabSize(), promptTokens, 0);
+            grammar().ifPresent(g -> {
+                try {
+                    model.checkGrammar(g);
+                } catch (dev.laneway.spi.InvalidRequestException e) {
+                    throw new UsageException(e.getMessage());
+                }
+            });
             // With --laya the router decides once, by the prompt's text, and every run goes where it said.
             this.route = model.route(RoutingInput.prompt(model.detokenize(prompt)));
             this.device = route.map(RouteDecision::device).orElse(model.info().device());
@@ -101,7 +127,7 @@ final class BenchCommand implements Callable<Integer> {
         GenerationResult run() {
             int[] p = runs++ == 0 ? prompt : randomPrompt(model.info().vocabSize(), promptTokens, runs);
             GenerationRequest request = new GenerationRequest(p, genTokens, Sampling.GREEDY,
-                    GenerationRequest.NO_LOGPROBS, true);
+                    GenerationRequest.NO_LOGPROBS, true, grammar());
             GenerationResult r = route.isPresent() ? model.generate(request, route.get(), t -> true)
                     : model.generate(request, t -> true);
             if (r.cachedTokens() > 0) {

@@ -179,6 +179,65 @@ class StoriesServerTest {
                 .body("choices[0].message.role", equalTo("assistant"));
     }
 
+    /** response_format, json_schema and grammar hold the output to their language, streamed or not. */
+    @Test
+    void structuredOutputsParseAndConform() throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        String schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":12},"
+                + "\"age\":{\"type\":\"integer\"},\"pet\":{\"enum\":[\"cat\",\"dog\"]}},"
+                + "\"required\":[\"name\",\"age\",\"pet\"],\"additionalProperties\":false}";
+        String chat = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me of Lily.\"}],\"max_tokens\":200,"
+                + "\"temperature\":0,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"p\","
+                + "\"strict\":true,\"schema\":" + schema + "}}";
+        JsonPath whole = post("/v1/chat/completions", chat + "}").then().statusCode(200).extract().jsonPath();
+        assertEquals("stop", whole.getString("choices[0].finish_reason"));
+        JsonNode value = json.readTree(whole.getString("choices[0].message.content"));
+        assertEquals(Set.of("name", "age", "pet"), fieldNames(value));
+        assertTrue(value.get("age").isIntegralNumber() && value.get("name").textValue().length() <= 12, value.toString());
+        assertTrue(Set.of("cat", "dog").contains(value.get("pet").textValue()), value.toString());
+        List<JsonPath> chunks = ServerSentEvents.chunks(post("/v1/chat/completions", chat + ",\"stream\":true}")
+                .asString());
+        assertEquals(whole.getString("choices[0].message.content"), ServerSentEvents.text(chunks));
+
+        String story = "{\"prompt\":\"Once upon a time\",\"max_tokens\":120,\"temperature\":1,\"seed\":5";
+        String object = post("/v1/completions", story + ",\"response_format\":{\"type\":\"json_object\"}}").then()
+                .statusCode(200).extract().path("choices[0].text");
+        assertTrue(object.startsWith("{"), object);
+        String answer = post("/v1/completions", story + ",\"grammar\":\"root ::= (\\\"yes\\\" | \\\"no\\\") \\\".\\\"\"}")
+                .then().statusCode(200).body("choices[0].finish_reason", equalTo("stop")).extract()
+                .path("choices[0].text");
+        assertTrue(answer.equals("yes.") || answer.equals("no."), answer);
+        JsonNode list = json.readTree(post("/v1/completions", story + ",\"json_schema\":{\"type\":\"array\","
+                + "\"items\":{\"type\":\"boolean\"},\"minItems\":2,\"maxItems\":3}}").then().statusCode(200)
+                .extract().<String>path("choices[0].text"));
+        assertTrue(list.isArray() && list.size() >= 2 && list.size() <= 3 && list.get(0).isBoolean(), list.toString());
+    }
+
+    /** What constrained decoding cannot honour is refused by name, before anything is generated. */
+    @Test
+    void refusesSchemasAndGrammarsItCannotHonour() {
+        String base = "{\"prompt\":\"Once\",\"max_tokens\":4";
+        post("/v1/completions", base + ",\"grammar\":\"root ::= missing\"}").then().statusCode(400)
+                .body("error.param", equalTo("grammar"))
+                .body("error.message", equalTo("rule missing is used but not defined"));
+        post("/v1/completions", base + ",\"stream\":true,\"response_format\":{\"type\":\"json_schema\","
+                + "\"json_schema\":{\"schema\":{\"type\":\"string\",\"pattern\":\"^a+$\"}}}}").then().statusCode(400)
+                .body("error.param", equalTo("response_format.json_schema.schema"))
+                .body("error.message", equalTo("response_format.json_schema.schema: the JSON Schema keyword pattern"
+                        + " is not supported"));
+        post("/v1/completions", base + ",\"json_schema\":{\"type\":\"object\"},\"grammar\":\"root ::= \\\"a\\\"\"}")
+                .then().statusCode(400).body("error.param", equalTo("grammar"));
+        post("/v1/completions", base + ",\"response_format\":{\"type\":\"xml\"}}").then().statusCode(400)
+                .body("error.param", equalTo("response_format.type"));
+        post("/v1/completions", base + "}").then().statusCode(200);
+    }
+
+    private static Set<String> fieldNames(JsonNode object) {
+        Set<String> names = new HashSet<>();
+        object.fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+
     @Test
     void stopsAtStopStringsIncludingOneSplitAcrossTokens() {
         String prompt = quoted(GOLDEN.get(0).prompt());

@@ -1,0 +1,382 @@
+package dev.laneway.engine.grammar;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.spi.InvalidRequestException;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A JSON Schema as a GBNF grammar, so that constrained decoding yields JSON that parses and conforms. The subset:
+ * {@code type} (one or a list), {@code properties}, {@code required}, {@code additionalProperties} ({@code false};
+ * or, for an object without {@code properties}, {@code true} or a schema for every value), {@code enum},
+ * {@code const}, {@code items} with {@code minItems}/{@code maxItems}, {@code anyOf}, {@code $ref} into
+ * {@code $defs}/{@code definitions}, {@code minLength}/{@code maxLength}, and the string formats {@code date},
+ * {@code time}, {@code date-time} and {@code uuid}. Properties come in the order the schema lists them (required and
+ * optional alike); an object schema without {@code additionalProperties} allows no other properties. Annotations
+ * ({@code title}, {@code description}, ...) do not constrain; any other keyword is refused by name, with where it is.
+ *
+ * <p>Numbers are bounded so that output stays finite: at most 16 integer and 16 fraction digits, and an exponent of
+ * at most 3 digits; whitespace between tokens is at most one space or a line end and 20 blanks.
+ */
+public final class JsonSchemaGrammar {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema",
+            "$id", "$comment", "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "strict", "name");
+    private static final int MAX_ITEMS = 1000;
+
+    private static final Map<String, String> PRIMITIVES = new LinkedHashMap<>();
+
+    static {
+        PRIMITIVES.put("space", "| \" \" | \"\\n\" [ \\t]{0,20}");
+        PRIMITIVES.put("char", "[^\"\\\\\\x7F\\x00-\\x1F] | [\\\\] ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})");
+        PRIMITIVES.put("string", "\"\\\"\" char* \"\\\"\" space");
+        PRIMITIVES.put("integral", "\"0\" | [1-9] [0-9]{0,15}");
+        PRIMITIVES.put("integer", "\"-\"? integral space");
+        PRIMITIVES.put("number", "\"-\"? integral (\".\" [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})? space");
+        PRIMITIVES.put("boolean", "(\"true\" | \"false\") space");
+        PRIMITIVES.put("null", "\"null\" space");
+        PRIMITIVES.put("value", "object | array | string | number | boolean | null");
+        PRIMITIVES.put("object", "\"{\" space (string \":\" space value (\",\" space string \":\" space value)*)?"
+                + " \"}\" space");
+        PRIMITIVES.put("array", "\"[\" space (value (\",\" space value)*)? \"]\" space");
+        PRIMITIVES.put("date", "[0-9]{4} \"-\" (\"0\" [1-9] | \"1\" [0-2]) \"-\" (\"0\" [1-9] | [1-2] [0-9] | \"3\""
+                + " [0-1])");
+        PRIMITIVES.put("time", "([01] [0-9] | \"2\" [0-3]) \":\" [0-5] [0-9] \":\" [0-5] [0-9] (\".\" [0-9]{3})?"
+                + " (\"Z\" | [+-] ([01] [0-9] | \"2\" [0-3]) \":\" [0-5] [0-9])");
+        PRIMITIVES.put("date-string", "\"\\\"\" date \"\\\"\" space");
+        PRIMITIVES.put("time-string", "\"\\\"\" time \"\\\"\" space");
+        PRIMITIVES.put("date-time-string", "\"\\\"\" date \"T\" time \"\\\"\" space");
+        PRIMITIVES.put("uuid-string", "\"\\\"\" [0-9a-fA-F]{8} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\""
+                + " [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{12} \"\\\"\" space");
+    }
+
+    private final JsonNode root;
+    private final String field;
+    private final Map<String, String> rules = new LinkedHashMap<>();
+    private final Map<String, String> refRules = new HashMap<>();
+    private final Map<String, String> tails = new HashMap<>();
+
+    private JsonSchemaGrammar(JsonNode root, String field) {
+        this.root = root;
+        this.field = field;
+    }
+
+    /**
+     * The grammar of the JSON values {@code schema} allows.
+     *
+     * @param field the request field the schema came in, for errors (e.g. {@code response_format.json_schema.schema})
+     * @throws InvalidRequestException against {@code field}, naming the keyword Laneway does not implement, or what
+     *                                 is malformed
+     */
+    public static String of(JsonNode schema, String field) {
+        JsonSchemaGrammar g = new JsonSchemaGrammar(schema, field);
+        String body = g.visit(schema, "");
+        return g.write("root ::= " + body);
+    }
+
+    /** The grammar of any JSON object ({@code response_format: json_object}). */
+    public static String anyObject() {
+        JsonSchemaGrammar g = new JsonSchemaGrammar(null, "response_format");
+        g.use("object");
+        return g.write("root ::= object");
+    }
+
+    private String write(String rootRule) {
+        StringBuilder out = new StringBuilder(rootRule).append('\n');
+        rules.forEach((name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
+        PRIMITIVES.forEach((name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
+        return out.toString();
+    }
+
+    /** A primitive rule (all are written; unused ones cost nothing). */
+    private static String use(String primitive) {
+        return primitive;
+    }
+
+    /** A grammar expression for the values {@code s} (at {@code path}) allows. */
+    private String visit(JsonNode s, String path) {
+        if (s.isBoolean()) {
+            if (!s.booleanValue()) {
+                throw refuse(path, "the schema false allows no value");
+            }
+            return use("value");
+        }
+        if (!s.isObject()) {
+            throw refuse(path, "a schema must be an object or a boolean");
+        }
+        for (String key : (Iterable<String>) s::fieldNames) {
+            if (!ANNOTATIONS.contains(key) && !List.of("type", "properties", "required", "additionalProperties",
+                    "enum", "const", "items", "minItems", "maxItems", "anyOf", "$ref", "minLength", "maxLength",
+                    "format").contains(key)) {
+                throw refuse(path, "the JSON Schema keyword " + key + " is not supported");
+            }
+        }
+        if (s.has("$ref")) {
+            return ref(s.get("$ref").asText(), path);
+        }
+        if (s.has("const")) {
+            return literal(s.get("const"));
+        }
+        if (s.has("enum")) {
+            JsonNode values = s.get("enum");
+            if (!values.isArray() || values.isEmpty()) {
+                throw refuse(path, "enum must be a non-empty array");
+            }
+            List<String> alts = new ArrayList<>();
+            for (JsonNode v : values) {
+                alts.add(literal(v));
+            }
+            return "(" + String.join(" | ", alts) + ")";
+        }
+        if (s.has("anyOf")) {
+            JsonNode options = s.get("anyOf");
+            if (!options.isArray() || options.isEmpty()) {
+                throw refuse(path, "anyOf must be a non-empty array");
+            }
+            List<String> alts = new ArrayList<>();
+            for (int i = 0; i < options.size(); i++) {
+                alts.add(visit(options.get(i), path + "/anyOf/" + i));
+            }
+            return "(" + String.join(" | ", alts) + ")";
+        }
+        JsonNode type = s.get("type");
+        if (type == null) {
+            if (s.has("properties") || s.has("additionalProperties")) {
+                return object(s, path);
+            }
+            if (s.has("items")) {
+                return array(s, path);
+            }
+            return use("value");
+        }
+        if (type.isArray()) {
+            List<String> alts = new ArrayList<>();
+            for (JsonNode t : type) {
+                alts.add(typed(s, t.asText(), path));
+            }
+            if (alts.isEmpty()) {
+                throw refuse(path, "type must name at least one type");
+            }
+            return "(" + String.join(" | ", alts) + ")";
+        }
+        return typed(s, type.asText(), path);
+    }
+
+    private String typed(JsonNode s, String type, String path) {
+        return switch (type) {
+            case "object" -> object(s, path);
+            case "array" -> array(s, path);
+            case "string" -> string(s, path);
+            case "integer" -> use("integer");
+            case "number" -> use("number");
+            case "boolean" -> use("boolean");
+            case "null" -> use("null");
+            default -> throw refuse(path, "type " + type + " is not a JSON Schema type");
+        };
+    }
+
+    private String string(JsonNode s, String path) {
+        if (s.has("format")) {
+            String format = s.get("format").asText();
+            if (!List.of("date", "time", "date-time", "uuid").contains(format)) {
+                throw refuse(path, "the string format " + format + " is not supported (date, time, date-time and"
+                        + " uuid are)");
+            }
+            if (s.has("minLength") || s.has("maxLength")) {
+                throw refuse(path, "minLength and maxLength together with a format are not supported");
+            }
+            return use(format + "-string");
+        }
+        if (!s.has("minLength") && !s.has("maxLength")) {
+            return use("string");
+        }
+        int min = count(s, "minLength", 0, path);
+        int max = s.has("maxLength") ? count(s, "maxLength", 0, path) : -1;
+        if (max >= 0 && max < min) {
+            throw refuse(path, "maxLength is below minLength");
+        }
+        use("char");
+        use("space");
+        return "\"\\\"\" char{" + min + "," + (max < 0 ? "" : max) + "} \"\\\"\" space";
+    }
+
+    private String array(JsonNode s, String path) {
+        String item = s.has("items") ? visit(s.get("items"), path + "/items") : use("value");
+        int min = count(s, "minItems", 0, path);
+        int max = s.has("maxItems") ? count(s, "maxItems", 0, path) : -1;
+        if (max >= 0 && max < min) {
+            throw refuse(path, "maxItems is below minItems");
+        }
+        use("space");
+        String itemRule = rule(path + "-item", item);
+        String list;
+        if (max == 0) {
+            list = "";
+        } else {
+            String more = "(\",\" space " + itemRule + ")";
+            String rest = max < 0 ? more + "{" + Math.max(0, min - 1) + ",}"
+                    : more + "{" + Math.max(0, min - 1) + "," + (max - 1) + "}";
+            list = itemRule + " " + rest;
+            if (min == 0) {
+                list = "(" + list + ")?";
+            }
+        }
+        return "\"[\" space " + list + " \"]\" space";
+    }
+
+    private String object(JsonNode s, String path) {
+        JsonNode properties = s.get("properties");
+        JsonNode additional = s.get("additionalProperties");
+        use("space");
+        if (properties == null || properties.isEmpty()) {
+            if (additional != null && additional.isBoolean() && !additional.booleanValue()) {
+                return "\"{\" space \"}\" space";
+            }
+            if (s.has("required") && !s.get("required").isEmpty()) {
+                throw refuse(path, "required names properties the schema does not define");
+            }
+            String value = additional == null || additional.isBoolean() ? use("value")
+                    : visit(additional, path + "/additionalProperties");
+            String pair = rule(path + "-pair", use("string") + " \":\" space " + value);
+            return "\"{\" space (" + pair + " (\",\" space " + pair + ")*)? \"}\" space";
+        }
+        if (!properties.isObject()) {
+            throw refuse(path, "properties must be an object");
+        }
+        if (additional != null && !(additional.isBoolean() && !additional.booleanValue())) {
+            throw refuse(path, "additionalProperties other than false alongside properties is not supported");
+        }
+        Set<String> required = new java.util.HashSet<>();
+        if (s.has("required")) {
+            for (JsonNode r : s.get("required")) {
+                if (!properties.has(r.asText())) {
+                    throw refuse(path, "required names " + r.asText() + ", which is not in properties");
+                }
+                required.add(r.asText());
+            }
+        }
+        List<String> pairs = new ArrayList<>();
+        List<Boolean> mandatory = new ArrayList<>();
+        for (Map.Entry<String, JsonNode> p : (Iterable<Map.Entry<String, JsonNode>>) properties::fields) {
+            String value = visit(p.getValue(), path + "/properties/" + p.getKey());
+            pairs.add(rule(path + "-" + p.getKey(), literal(MAPPER.valueToTree(p.getKey())) + " \":\" space "
+                    + value));
+            mandatory.add(required.contains(p.getKey()));
+        }
+        tails.clear();
+        return "\"{\" space " + members(pairs, mandatory, 0, true, path) + " \"}\" space";
+    }
+
+    /**
+     * The members from {@code i} on, in order: each required one present, each optional one present or not, with a
+     * comma before every member but the first present.
+     */
+    private String members(List<String> pairs, List<Boolean> mandatory, int i, boolean first, String path) {
+        if (i == pairs.size()) {
+            return "\"\"";
+        }
+        String key = i + (first ? "f" : "n");
+        String known = tails.get(key);
+        if (known != null) {
+            return known;
+        }
+        String comma = first ? "" : "\",\" space ";
+        String present = comma + pairs.get(i) + " " + members(pairs, mandatory, i + 1, false, path);
+        String body = mandatory.get(i) ? present
+                : present + " | " + members(pairs, mandatory, i + 1, first, path);
+        // Each tail is a rule of its own: the alternatives of optional members then grow linearly, not doubly.
+        String name = rule(path + "-from-" + key, body);
+        tails.put(key, name);
+        return name;
+    }
+
+    private String ref(String ref, String path) {
+        String name = refRules.get(ref);
+        if (name != null) {
+            return name;
+        }
+        String prefix = ref.startsWith("#/$defs/") ? "#/$defs/" : ref.startsWith("#/definitions/")
+                ? "#/definitions/" : null;
+        if (prefix == null || root == null) {
+            throw refuse(path, "$ref " + ref + " is not a reference into #/$defs or #/definitions");
+        }
+        JsonNode target = root.path(prefix.substring(2, prefix.length() - 1)).get(ref.substring(prefix.length()));
+        if (target == null) {
+            throw refuse(path, "$ref " + ref + " names no definition");
+        }
+        name = ruleName("ref-" + ref.substring(prefix.length()));
+        refRules.put(ref, name);
+        rules.put(name, "\"\"");
+        rules.put(name, visit(target, ref.substring(1)));
+        return name;
+    }
+
+    /** A named rule for {@code body}, so that repetitions and references refer to one element. */
+    private String rule(String path, String body) {
+        String name = ruleName(path.isEmpty() ? "root" : path);
+        rules.put(name, body);
+        return name;
+    }
+
+    private String ruleName(String path) {
+        String base = "s" + path.replaceAll("[^A-Za-z0-9]+", "-").replaceAll("-+$", "");
+        String name = base;
+        for (int i = 2; rules.containsKey(name) || PRIMITIVES.containsKey(name); i++) {
+            name = base + "-" + i;
+        }
+        return name;
+    }
+
+    /** A JSON value exactly, as a literal (then optional space). */
+    private String literal(JsonNode value) {
+        String json;
+        try {
+            json = MAPPER.writeValueAsString(value);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        StringBuilder out = new StringBuilder("\"");
+        json.codePoints().forEach(c -> {
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20 || c == 0x7F) {
+                        out.append(String.format("\\x%02X", c));
+                    } else {
+                        out.appendCodePoint(c);
+                    }
+                }
+            }
+        });
+        use("space");
+        return out.append("\" space").toString();
+    }
+
+    private int count(JsonNode s, String key, int dflt, String path) {
+        JsonNode n = s.get(key);
+        if (n == null) {
+            return dflt;
+        }
+        if (!n.canConvertToInt() || n.intValue() < 0 || !n.isIntegralNumber()) {
+            throw refuse(path, key + " must be a whole number of at least 0");
+        }
+        if (n.intValue() > MAX_ITEMS) {
+            throw refuse(path, key + " above " + MAX_ITEMS + " is not supported");
+        }
+        return n.intValue();
+    }
+
+    private InvalidRequestException refuse(String path, String what) {
+        return new InvalidRequestException(field, field + (path.isEmpty() ? "" : " at " + path) + ": " + what);
+    }
+}
