@@ -81,13 +81,13 @@ class PrefixCacheTest {
 
         Run again = run(model, prompt, n);
         assertEquals(prompt.length - 1, again.result.cachedTokens());
-        assertSame(fresh, again, 0, LOGPROB_TOLERANCE, "the same prompt again");
+        assertSame(fresh, again, 0, tolerance, "the same prompt again");
 
         int k = n / 2;
         int[] longer = concat(prompt, Arrays.copyOf(fresh.ids(), k));
         Run continued = run(model, longer, n - k);
         assertEquals(longer.length - 1, continued.result.cachedTokens(), "prompt and generated tokens reused");
-        assertSame(fresh, continued, k, LOGPROB_TOLERANCE, "continued from the cache");
+        assertSame(fresh, continued, k, tolerance, "continued from the cache");
         clear(model);
         Run computed = run(model, longer, n - k);
         assertEquals(0, computed.result.cachedTokens());
