@@ -396,7 +396,7 @@ final class GbnfParser {
                 code[size++] = Grammar.END;
             }
         }
-        return new Grammar(Arrays.copyOf(code, size), alts, names, root);
+        return new Grammar(Arrays.copyOf(code, size), alts, root);
     }
 
     /** A left-recursive rule would expand forever; llama.cpp refuses them too. */

@@ -1,7 +1,5 @@
 package dev.laneway.engine.grammar;
 
-import java.util.List;
-
 /**
  * A context-free grammar over Unicode code points, as GBNF writes one ({@link GbnfParser}), flattened into one int
  * array so that a matcher's position is a single int. Every rule is a list of alternatives; an alternative is a
@@ -22,13 +20,11 @@ public final class Grammar {
 
     private final int[] code;
     private final int[][] alternatives;
-    private final List<String> names;
     private final int root;
 
-    Grammar(int[] code, int[][] alternatives, List<String> names, int root) {
+    Grammar(int[] code, int[][] alternatives, int root) {
         this.code = code;
         this.alternatives = alternatives;
-        this.names = List.copyOf(names);
         this.root = root;
     }
 
@@ -89,13 +85,5 @@ public final class Grammar {
             }
         }
         return code[pos] == NOT_CHARS;
-    }
-
-    String ruleName(int rule) {
-        return names.get(rule);
-    }
-
-    int ruleCount() {
-        return alternatives.length;
     }
 }

@@ -11,7 +11,7 @@ import java.util.function.IntFunction;
 
 /**
  * The grammars of one model's generations: its vocabulary as a {@link TokenTrie} (built at the first grammar) and the
- * automata of the grammars used lately, kept by their text, so that requests with the same schema share their
+ * automata of the grammars used lately, kept by the grammar as requests give it, so that requests with the same schema share their
  * masks.
  */
 public final class Grammars {
@@ -26,9 +26,9 @@ public final class Grammars {
     private final int[] endOfText;
     private final int logitsVocab;
     private TokenTrie trie;
-    private final Map<String, GrammarAutomaton> automata = new LinkedHashMap<>(16, 0.75f, true) {
+    private final Map<OutputGrammar, GrammarAutomaton> automata = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, GrammarAutomaton> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<OutputGrammar, GrammarAutomaton> eldest) {
             return size() > KEPT;
         }
     };
@@ -67,7 +67,7 @@ public final class Grammars {
      * @throws GrammarException when the grammar cannot be read or used
      */
     public GrammarCursor start(String gbnf) {
-        return new GrammarCursor(automaton(gbnf), endOfText);
+        return new GrammarCursor(automaton(OutputGrammar.gbnf(gbnf, "grammar")), endOfText);
     }
 
     /**
@@ -76,9 +76,8 @@ public final class Grammars {
      * @throws InvalidRequestException against the grammar's field when it cannot be read or used
      */
     public GrammarCursor start(OutputGrammar grammar) {
-        String gbnf = gbnf(grammar);
         try {
-            return start(gbnf);
+            return new GrammarCursor(automaton(grammar), endOfText);
         } catch (GrammarException e) {
             throw new InvalidRequestException(grammar.field(), e.getMessage());
         }
@@ -107,18 +106,19 @@ public final class Grammars {
         }
     }
 
-    private synchronized GrammarAutomaton automaton(String gbnf) {
+    /** The grammar's automaton, kept by the request's grammar: a schema is read and converted once, not per use. */
+    private synchronized GrammarAutomaton automaton(OutputGrammar grammar) {
         if (tokenizerVocab == 0) {
             throw new GrammarException("this model has no vocabulary to constrain with a grammar");
         }
-        GrammarAutomaton a = automata.get(gbnf);
+        GrammarAutomaton a = automata.get(grammar);
         if (a == null) {
-            Grammar g = Grammar.parse(gbnf);
+            Grammar g = Grammar.parse(gbnf(grammar));
             if (trie == null) {
                 trie = new TokenTrie(tokenizerVocab, tokenBytes);
             }
             a = new GrammarAutomaton(g, trie, endOfText, logitsVocab);
-            automata.put(gbnf, a);
+            automata.put(grammar, a);
         }
         return a;
     }

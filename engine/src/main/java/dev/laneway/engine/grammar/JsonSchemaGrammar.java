@@ -82,21 +82,15 @@ public final class JsonSchemaGrammar {
 
     /** The grammar of any JSON object ({@code response_format: json_object}). */
     public static String anyObject() {
-        JsonSchemaGrammar g = new JsonSchemaGrammar(null, "response_format");
-        g.use("object");
-        return g.write("root ::= object");
+        return new JsonSchemaGrammar(null, "response_format").write("root ::= object");
     }
 
     private String write(String rootRule) {
         StringBuilder out = new StringBuilder(rootRule).append('\n');
         rules.forEach((name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
+        // Every primitive is written; a rule nothing refers to costs nothing.
         PRIMITIVES.forEach((name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
         return out.toString();
-    }
-
-    /** A primitive rule (all are written; unused ones cost nothing). */
-    private static String use(String primitive) {
-        return primitive;
     }
 
     /** A grammar expression for the values {@code s} (at {@code path}) allows. */
@@ -105,7 +99,7 @@ public final class JsonSchemaGrammar {
             if (!s.booleanValue()) {
                 throw refuse(path, "the schema false allows no value");
             }
-            return use("value");
+            return "value";
         }
         if (!s.isObject()) {
             throw refuse(path, "a schema must be an object or a boolean");
@@ -153,7 +147,7 @@ public final class JsonSchemaGrammar {
             if (s.has("items")) {
                 return array(s, path);
             }
-            return use("value");
+            return "value";
         }
         if (type.isArray()) {
             List<String> alts = new ArrayList<>();
@@ -173,10 +167,10 @@ public final class JsonSchemaGrammar {
             case "object" -> object(s, path);
             case "array" -> array(s, path);
             case "string" -> string(s, path);
-            case "integer" -> use("integer");
-            case "number" -> use("number");
-            case "boolean" -> use("boolean");
-            case "null" -> use("null");
+            case "integer" -> "integer";
+            case "number" -> "number";
+            case "boolean" -> "boolean";
+            case "null" -> "null";
             default -> throw refuse(path, "type " + type + " is not a JSON Schema type");
         };
     }
@@ -191,29 +185,26 @@ public final class JsonSchemaGrammar {
             if (s.has("minLength") || s.has("maxLength")) {
                 throw refuse(path, "minLength and maxLength together with a format are not supported");
             }
-            return use(format + "-string");
+            return format + "-string";
         }
         if (!s.has("minLength") && !s.has("maxLength")) {
-            return use("string");
+            return "string";
         }
         int min = count(s, "minLength", 0, path);
         int max = s.has("maxLength") ? count(s, "maxLength", 0, path) : -1;
         if (max >= 0 && max < min) {
             throw refuse(path, "maxLength is below minLength");
         }
-        use("char");
-        use("space");
         return "\"\\\"\" char{" + min + "," + (max < 0 ? "" : max) + "} \"\\\"\" space";
     }
 
     private String array(JsonNode s, String path) {
-        String item = s.has("items") ? visit(s.get("items"), path + "/items") : use("value");
+        String item = s.has("items") ? visit(s.get("items"), path + "/items") : "value";
         int min = count(s, "minItems", 0, path);
         int max = s.has("maxItems") ? count(s, "maxItems", 0, path) : -1;
         if (max >= 0 && max < min) {
             throw refuse(path, "maxItems is below minItems");
         }
-        use("space");
         String itemRule = rule(path + "-item", item);
         String list;
         if (max == 0) {
@@ -233,7 +224,6 @@ public final class JsonSchemaGrammar {
     private String object(JsonNode s, String path) {
         JsonNode properties = s.get("properties");
         JsonNode additional = s.get("additionalProperties");
-        use("space");
         if (properties == null || properties.isEmpty()) {
             if (additional != null && additional.isBoolean() && !additional.booleanValue()) {
                 return "\"{\" space \"}\" space";
@@ -241,9 +231,9 @@ public final class JsonSchemaGrammar {
             if (s.has("required") && !s.get("required").isEmpty()) {
                 throw refuse(path, "required names properties the schema does not define");
             }
-            String value = additional == null || additional.isBoolean() ? use("value")
+            String value = additional == null || additional.isBoolean() ? "value"
                     : visit(additional, path + "/additionalProperties");
-            String pair = rule(path + "-pair", use("string") + " \":\" space " + value);
+            String pair = rule(path + "-pair", "string" + " \":\" space " + value);
             return "\"{\" space (" + pair + " (\",\" space " + pair + ")*)? \"}\" space";
         }
         if (!properties.isObject()) {
@@ -358,7 +348,6 @@ public final class JsonSchemaGrammar {
                 }
             }
         });
-        use("space");
         return out.append("\" space").toString();
     }
 

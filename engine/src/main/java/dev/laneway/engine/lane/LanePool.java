@@ -2,8 +2,8 @@ package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.generate.Generator;
-import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.generate.Sequence;
+import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;

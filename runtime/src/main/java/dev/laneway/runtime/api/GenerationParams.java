@@ -27,8 +27,8 @@ import java.util.OptionalLong;
  * @param includeUsage streamed: end with a chunk holding the usage
  * @param ignoreEos    keep generating past the end-of-text token
  * @param logitBias    token id to the bias added to its logit
- * @param grammar      GBNF the output must follow: from {@code grammar}, {@code json_schema} (llama-server's
- *                     fields) or {@code response_format}; empty: free text
+ * @param grammar      what the output must be: from {@code grammar}, {@code json_schema} (llama-server's fields) or
+ *                     {@code response_format}; empty: free text
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
@@ -94,13 +94,6 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 chat ? chatLogprobs(r) : completionLogprobs(r), stream, includeUsage(r),
                 r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
                 openAiPenalty(r, "frequency_penalty"), logitBias(r), grammar(r));
-    }
-
-    /** The same, with the output held to {@code grammar}. */
-    GenerationParams withGrammar(OutputGrammar grammar) {
-        return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
-                topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
-                Optional.of(grammar));
     }
 
     /**
