@@ -96,7 +96,8 @@ public final class Grammars {
     private static String gbnf(OutputGrammar grammar) {
         try {
             return switch (grammar.kind()) {
-                case GBNF -> grammar.text();
+                case GBNF -> grammar.schemaRules().isEmpty() ? grammar.text()
+                        : JsonSchemaGrammar.withSchemaRules(grammar.text(), grammar.schemaRules());
                 case JSON_OBJECT -> JsonSchemaGrammar.anyObject();
                 case JSON_SCHEMA -> JsonSchemaGrammar.of(JSON.readTree(grammar.text()), grammar.field());
             };

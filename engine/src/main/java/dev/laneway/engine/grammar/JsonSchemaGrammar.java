@@ -3,6 +3,7 @@ package dev.laneway.engine.grammar;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.OutputGrammar;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -58,13 +59,16 @@ public final class JsonSchemaGrammar {
 
     private final JsonNode root;
     private final String field;
+    /** What every rule name this schema adds begins with, so that the rules of several schemas never meet. */
+    private final String prefix;
     private final Map<String, String> rules = new LinkedHashMap<>();
     private final Map<String, String> refRules = new HashMap<>();
     private final Map<String, String> tails = new HashMap<>();
 
-    private JsonSchemaGrammar(JsonNode root, String field) {
+    private JsonSchemaGrammar(JsonNode root, String field, String prefix) {
         this.root = root;
         this.field = field;
+        this.prefix = prefix;
     }
 
     /**
@@ -75,19 +79,46 @@ public final class JsonSchemaGrammar {
      *                                 is malformed
      */
     public static String of(JsonNode schema, String field) {
-        JsonSchemaGrammar g = new JsonSchemaGrammar(schema, field);
-        String body = g.visit(schema, "");
-        return g.write("root ::= " + body);
+        StringBuilder out = new StringBuilder();
+        new JsonSchemaGrammar(schema, field, "").writeAs("root", out);
+        return withPrimitives(out);
     }
 
     /** The grammar of any JSON object ({@code response_format: json_object}). */
     public static String anyObject() {
-        return new JsonSchemaGrammar(null, "response_format").write("root ::= object");
+        return withPrimitives(new StringBuilder("root ::= object\n"));
     }
 
-    private String write(String rootRule) {
-        StringBuilder out = new StringBuilder(rootRule).append('\n');
-        rules.forEach((name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
+    /**
+     * GBNF whose schema rules are defined here: each the values its schema allows. The GBNF's own rules must not be
+     * named as a JSON primitive ({@code string}, {@code value}, {@code space}, ...) nor begin with a schema rule's
+     * name and a dash; a clash is refused as a rule defined twice.
+     *
+     * @throws InvalidRequestException against a schema rule's field, naming what it cannot honour
+     */
+    public static String withSchemaRules(String gbnf, List<OutputGrammar.SchemaRule> schemaRules) {
+        StringBuilder out = new StringBuilder(gbnf).append('\n');
+        for (OutputGrammar.SchemaRule rule : schemaRules) {
+            JsonNode schema;
+            try {
+                schema = MAPPER.readTree(rule.schema());
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new InvalidRequestException(rule.field(), rule.field() + " is not JSON: "
+                        + e.getOriginalMessage());
+            }
+            new JsonSchemaGrammar(schema, rule.field(), rule.name() + "-").writeAs(rule.name(), out);
+        }
+        return withPrimitives(out);
+    }
+
+    /** Writes this schema's grammar, its values the rule {@code name}. */
+    private void writeAs(String name, StringBuilder out) {
+        String body = visit(root, "");
+        out.append(name).append(" ::= ").append(body).append('\n');
+        rules.forEach((rule, definition) -> out.append(rule).append(" ::= ").append(definition).append('\n'));
+    }
+
+    private static String withPrimitives(StringBuilder out) {
         // Every primitive is written; a rule nothing refers to costs nothing.
         PRIMITIVES.forEach((name, body) -> out.append(name).append(" ::= ").append(body).append('\n'));
         return out.toString();
@@ -291,16 +322,16 @@ public final class JsonSchemaGrammar {
         if (name != null) {
             return name;
         }
-        String prefix = ref.startsWith("#/$defs/") ? "#/$defs/" : ref.startsWith("#/definitions/")
+        String defs = ref.startsWith("#/$defs/") ? "#/$defs/" : ref.startsWith("#/definitions/")
                 ? "#/definitions/" : null;
-        if (prefix == null || root == null) {
+        if (defs == null || root == null) {
             throw refuse(path, "$ref " + ref + " is not a reference into #/$defs or #/definitions");
         }
-        JsonNode target = root.path(prefix.substring(2, prefix.length() - 1)).get(ref.substring(prefix.length()));
+        JsonNode target = root.path(defs.substring(2, defs.length() - 1)).get(ref.substring(defs.length()));
         if (target == null) {
             throw refuse(path, "$ref " + ref + " names no definition");
         }
-        name = ruleName("ref-" + ref.substring(prefix.length()));
+        name = ruleName("ref-" + ref.substring(defs.length()));
         refRules.put(ref, name);
         rules.put(name, "\"\"");
         rules.put(name, visit(target, ref.substring(1)));
@@ -315,7 +346,7 @@ public final class JsonSchemaGrammar {
     }
 
     private String ruleName(String path) {
-        String base = "s" + path.replaceAll("[^A-Za-z0-9]+", "-").replaceAll("-+$", "");
+        String base = prefix + "s" + path.replaceAll("[^A-Za-z0-9]+", "-").replaceAll("-+$", "");
         String name = base;
         for (int i = 2; rules.containsKey(name) || PRIMITIVES.containsKey(name); i++) {
             name = base + "-" + i;
@@ -331,24 +362,7 @@ public final class JsonSchemaGrammar {
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-        StringBuilder out = new StringBuilder("\"");
-        json.codePoints().forEach(c -> {
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == 0x7F) {
-                        out.append(String.format("\\x%02X", c));
-                    } else {
-                        out.appendCodePoint(c);
-                    }
-                }
-            }
-        });
-        return out.append("\" space").toString();
+        return OutputGrammar.literal(json) + " space";
     }
 
     private int count(JsonNode s, String key, int dflt, String path) {

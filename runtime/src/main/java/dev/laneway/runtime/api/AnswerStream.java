@@ -42,8 +42,9 @@ final class AnswerStream implements ChoiceRun.Listener {
         }
         if (reading.tools().isPresent()) {
             outcome = outcome.withToolCalls(reading.tools().get().format(), reading.tools().get().parallel());
-            if (outcome.toolCalls().isEmpty() && !held.held().isEmpty()) {
-                reply.text(index, held.held(), List.of());
+            // Without calls the answer is content after all (a generic one: its reply, read out of its JSON).
+            if (outcome.toolCalls().isEmpty() && outcome.text().length() > held.sentLength()) {
+                reply.text(index, outcome.text().substring(held.sentLength()), List.of());
             }
         }
         return outcome;

@@ -17,6 +17,8 @@ import java.util.Optional;
  *                          name and reasoning content kept for the chat template
  * @param tools             the tools offered, as the template sees them; empty when none are (or
  *                          {@code tool_choice} is {@code none})
+ * @param toolChoice        whether the answer must call a tool, and which ({@code tool_choice} {@code required} or
+ *                          a named function); ignored when no tools are offered
  * @param parallelToolCalls whether an answer may make more than one call
  * @param reasoningSplit    whether a thinking model's reasoning goes to {@code reasoning_content} (llama-server's
  *                          {@code reasoning_format}: {@code auto} or {@code deepseek}, the default) or stays in the
@@ -25,7 +27,8 @@ import java.util.Optional;
  *                          {@code enable_thinking}
  */
 record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params, List<Object> tools,
-                   boolean parallelToolCalls, boolean reasoningSplit, Map<String, Object> templateKwargs) {
+                   ToolChoice toolChoice, boolean parallelToolCalls, boolean reasoningSplit,
+                   Map<String, Object> templateKwargs) {
 
     /** The roles a message may have; {@code developer} is OpenAI's newer name for {@code system}. */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
@@ -42,19 +45,10 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
 
     static ChatRequest read(JsonRequest r) {
         List<Object> tools = tools(r.raw("tools"));
-        JsonNode choice = r.raw("tool_choice");
-        if (choice != null && !choice.isNull()) {
-            if (!choice.isTextual() || !List.of("none", "auto", "required").contains(choice.textValue())) {
-                throw ApiException.invalidValue("tool_choice", "a named tool_choice is not supported yet: it needs"
-                        + " constrained decoding; use \"auto\" or \"none\"");
-            }
-            if (choice.textValue().equals("required")) {
-                throw ApiException.invalidValue("tool_choice", "tool_choice \"required\" is not supported yet: it"
-                        + " needs constrained decoding; use \"auto\" or \"none\"");
-            }
-            if (choice.textValue().equals("none")) {
-                tools = List.of();
-            }
+        ToolChoice choice = toolChoice(r.raw("tool_choice"), tools);
+        if (choice == null) {
+            tools = List.of();
+            choice = ToolChoice.AUTO;
         }
         boolean parallel = r.bool("parallel_tool_calls").orElse(true);
         String reasoning = r.string("reasoning_format").orElse("auto");
@@ -63,7 +57,41 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
                     + reasoning);
         }
         return new ChatRequest(r.string("model"), messages(r.raw("messages")), GenerationParams.read(r, true), tools,
-                parallel, !reasoning.equals("none"), templateKwargs(r.raw("chat_template_kwargs")));
+                choice, parallel, !reasoning.equals("none"), templateKwargs(r.raw("chat_template_kwargs")));
+    }
+
+    /**
+     * {@code tool_choice}: {@code auto} (the default), {@code required}, {@code {"type": "function", "function":
+     * {"name": ...}}} naming one of the tools, or {@code none}, which is returned as null: the tools are then not
+     * offered at all.
+     */
+    private static ToolChoice toolChoice(JsonNode node, List<Object> tools) {
+        if (node == null || node.isNull()) {
+            return ToolChoice.AUTO;
+        }
+        if (node.isTextual()) {
+            ToolChoice choice = switch (node.textValue()) {
+                case "none" -> null;
+                case "auto" -> ToolChoice.AUTO;
+                case "required" -> ToolChoice.REQUIRED;
+                default -> throw ApiException.invalidValue("tool_choice", "tool_choice must be none, auto, required"
+                        + " or {\"type\": \"function\", \"function\": {\"name\": ...}}, was " + node.textValue());
+            };
+            if (choice == ToolChoice.REQUIRED && tools.isEmpty()) {
+                throw ApiException.invalidValue("tool_choice", "tool_choice required needs tools to choose from");
+            }
+            return choice;
+        }
+        JsonNode name = node.path("function").path("name");
+        if (!node.isObject() || !"function".equals(node.path("type").asText()) || !name.isTextual()) {
+            throw ApiException.invalidType("tool_choice", "a named tool_choice must be {\"type\": \"function\","
+                    + " \"function\": {\"name\": ...}}");
+        }
+        if (OfferedTool.of(tools).stream().noneMatch(t -> t.name().equals(name.textValue()))) {
+            throw ApiException.invalidValue("tool_choice", "tool_choice names " + name.textValue()
+                    + ", which is not among the tools");
+        }
+        return ToolChoice.named(name.textValue());
     }
 
     /** {@code chat_template_kwargs}: an object of variables; {@code messages}, {@code tools} and the like stay ours. */

@@ -37,11 +37,13 @@ record ChoiceOutcome(int index, String text, String finishReason, List<TokenLogp
     /**
      * The outcome with its text read back as {@code format}'s tool calls: when it holds any, the content is the text
      * before them (null when none) and the finish reason {@code tool_calls}; {@code parallel} false keeps the first.
+     * Without calls, the content is what the format says the answer replied (for most, the text itself).
      */
     ChoiceOutcome withToolCalls(ToolCallFormat format, boolean parallel) {
         ToolCallFormat.Parsed parsed = format.parse(text);
         if (parsed.calls().isEmpty()) {
-            return this;
+            return parsed.content().equals(text) ? this
+                    : new ChoiceOutcome(index, parsed.content(), finishReason, logprobs, result, List.of(), reasoning);
         }
         List<ToolCallFormat.Call> calls = parallel ? parsed.calls() : parsed.calls().subList(0, 1);
         return new ChoiceOutcome(index, parsed.content(), finishReason.equals("stop") ? "tool_calls" : finishReason,

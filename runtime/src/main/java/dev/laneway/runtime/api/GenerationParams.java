@@ -57,6 +57,13 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 presencePenalty, frequencyPenalty, logitBias);
     }
 
+    /** The same parameters with the output held to {@code grammar} (a tool choice's). */
+    GenerationParams withGrammar(OutputGrammar grammar) {
+        return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
+                topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
+                Optional.of(grammar));
+    }
+
     boolean wantsLogprobs() {
         return topLogprobs != GenerationRequest.NO_LOGPROBS;
     }

@@ -2,7 +2,9 @@ package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.runtime.serve.ModelService;
+import dev.laneway.spi.ChatMessage;
 import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.OutputGrammar;
 import dev.laneway.spi.RouteDecision;
 import dev.laneway.spi.RouterException;
 import dev.laneway.spi.RoutingInput;
@@ -70,28 +72,48 @@ public class GenerationService {
     Answer chat(ChatRequest request) {
         ServedModel model = modelFor(request.model());
         Optional<ToolUse> tools = toolUse(model, request);
+        GenerationParams params = request.params();
+        if (tools.isPresent()) {
+            Optional<OutputGrammar> calls = ToolCallGrammar.of(tools.get().format(),
+                    model.chatTemplateSource().orElse(""), OfferedTool.of(request.tools()), request.toolChoice(),
+                    request.parallelToolCalls());
+            if (calls.isPresent() && params.grammar().isPresent()) {
+                throw ApiException.invalidValue(params.grammar().get().field(), params.grammar().get().field()
+                        + " cannot be combined with tools that constrain the answer (tool_choice required or named,"
+                        + " or a template without a tool-call format of its own)");
+            }
+            params = calls.map(params::withGrammar).orElse(params);
+        }
         String rendered = render(model, request);
         int[] ids = tokenize(model, rendered, "messages");
         List<ChoicePlan> plans = new ArrayList<>();
-        addChoices(plans, model, ids, request.params(), "messages");
+        addChoices(plans, model, ids, params, "messages");
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
         ReplyHeader header = ReplyHeader.fresh("chatcmpl-", model.id());
         boolean thinks = request.reasoningSplit()
                 && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
-        return run(model, route, plans, ids.length, request.params(), new ChatFormat(header,
-                request.params().wantsLogprobs()), new AnswerReading(tools, thinks,
-                thinks && ReasoningSplit.opensIn(rendered)));
+        return run(model, route, plans, ids.length, params, new ChatFormat(header, params.wantsLogprobs()),
+                new AnswerReading(tools, thinks, thinks && ReasoningSplit.opensIn(rendered)));
     }
 
-    /** The conversation as the model's chat template renders it, with the request's tools and template kwargs. */
+    /**
+     * The conversation as the model's chat template renders it, with the request's tools and template kwargs; for a
+     * template without a tool-call format, the tools are described in the system message instead.
+     */
     String render(ServedModel model, ChatRequest request) {
         Map<String, Object> variables = new java.util.LinkedHashMap<>(request.templateKwargs());
-        if (!request.tools().isEmpty()) {
+        List<ChatMessage> messages = request.messages();
+        if (toolFormat(model) == ToolCallFormat.GENERIC) {
+            if (GenericToolPrompt.needed(messages, request.tools())) {
+                messages = GenericToolPrompt.messages(messages, OfferedTool.of(request.tools()), request.toolChoice(),
+                        request.parallelToolCalls());
+            }
+        } else if (!request.tools().isEmpty()) {
             variables.put("tools", request.tools());
         }
         try {
-            return variables.isEmpty() ? model.renderChat(request.messages(), true)
-                    : model.renderChat(request.messages(), true, variables);
+            return variables.isEmpty() ? model.renderChat(messages, true)
+                    : model.renderChat(messages, true, variables);
         } catch (InvalidRequestException e) {
             throw ApiException.invalidValue(e.param() == null ? "messages" : e.param(), e.getMessage());
         }
@@ -102,14 +124,15 @@ public class GenerationService {
         if (request.tools().isEmpty()) {
             return Optional.empty();
         }
-        ToolCallFormat format = model.chatTemplateSource().flatMap(ToolCallFormat::of).orElseThrow(() ->
-                ApiException.invalidValue("tools", "this model's chat template writes tool calls in no format"
-                        + " Laneway reads back (<tool_call> as Hermes and Qwen, [TOOL_CALLS] as Mistral, DeepSeek's"
-                        + " tool tokens, Llama 3.x's JSON)"));
         if (request.params().wantsLogprobs()) {
             throw ApiException.invalidValue("logprobs", "logprobs together with tools are not supported");
         }
-        return Optional.of(new ToolUse(format, request.parallelToolCalls()));
+        return Optional.of(new ToolUse(toolFormat(model), request.parallelToolCalls()));
+    }
+
+    /** The format the model's template writes tool calls in: its own, or the generic JSON answer. */
+    private static ToolCallFormat toolFormat(ServedModel model) {
+        return model.chatTemplateSource().flatMap(ToolCallFormat::of).orElse(ToolCallFormat.GENERIC);
     }
 
     /**

@@ -26,7 +26,11 @@ enum ToolCallFormat {
     DEEPSEEK(DeepSeekTokens.CALLS_BEGIN),
     /** Llama 3.x: the whole answer one JSON object, {@code {"name": ..., "parameters": {...}}}, maybe after
      * {@code <|python_tag|>}. */
-    LLAMA3("{");
+    LLAMA3("{"),
+    /** A template without a format of its own: the answer one JSON object, {@code {"tool_call": {"name": ...,
+     * "arguments": {...}}}}, {@code {"tool_calls": [...]}} or {@code {"response": "..."}}, held to that by a grammar
+     * (see {@link GenericToolPrompt}). */
+    GENERIC("{");
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern HERMES_CALL = Pattern.compile("<tool_call>(.*?)(?:</tool_call>|$)", Pattern.DOTALL);
@@ -51,7 +55,7 @@ enum ToolCallFormat {
     record Parsed(String content, List<Call> calls) {
     }
 
-    /** The format a chat template writes, from the markers its source holds. */
+    /** The format a chat template writes, from the markers its source holds; empty: it has none of its own. */
     static Optional<ToolCallFormat> of(String templateSource) {
         if (templateSource.contains("<tool_call>")) {
             return Optional.of(HERMES);
@@ -70,6 +74,9 @@ enum ToolCallFormat {
 
     /** Where held-back text begins in {@code text} (its length when no call has begun). */
     int callStart(String text) {
+        if (this == GENERIC) {
+            return 0;
+        }
         if (this == LLAMA3) {
             String lead = text.stripLeading();
             boolean mayBeCall = lead.isEmpty() || lead.startsWith("{") || lead.startsWith(PYTHON_TAG)
@@ -92,11 +99,15 @@ enum ToolCallFormat {
     /** Reads an answer's calls; an answer that holds none, or holds malformed ones, is all content. */
     Parsed parse(String text) {
         try {
+            if (this == GENERIC) {
+                return generic(text);
+            }
             List<Call> calls = switch (this) {
                 case HERMES -> hermes(text);
                 case MISTRAL -> mistral(text);
                 case DEEPSEEK -> deepseek(text);
                 case LLAMA3 -> llama3(text);
+                case GENERIC -> throw new IllegalStateException("read above");
             };
             if (calls.isEmpty()) {
                 return new Parsed(text, List.of());
@@ -183,8 +194,9 @@ enum ToolCallFormat {
     }
 
     /** DeepSeek's tool tokens, spelled with its full-width bar and its word-boundary block. */
-    private static final class DeepSeekTokens {
+    static final class DeepSeekTokens {
         static final String CALLS_BEGIN = "<\uFF5Ctool\u2581calls\u2581begin\uFF5C>";
+        static final String CALLS_END = "<\uFF5Ctool\u2581calls\u2581end\uFF5C>";
         static final String CALL_BEGIN = "<\uFF5Ctool\u2581call\u2581begin\uFF5C>";
         static final String SEP = "<\uFF5Ctool\u2581sep\uFF5C>";
         static final String CALL_END = "<\uFF5Ctool\u2581call\u2581end\uFF5C>";
@@ -203,6 +215,23 @@ enum ToolCallFormat {
         }
         JsonNode call = JSON.readTree(body);
         return List.of(call(call, call.has("parameters") ? "parameters" : "arguments"));
+    }
+
+    /** A generic answer: a reply's text as content, or its calls. */
+    private static Parsed generic(String text) throws JsonProcessingException {
+        JsonNode answer = JSON.readTree(text);
+        if (answer != null && answer.path("response").isTextual()) {
+            return new Parsed(answer.get("response").textValue(), List.of());
+        }
+        List<Call> calls = new ArrayList<>();
+        if (answer != null && answer.has("tool_call")) {
+            calls.add(call(answer.get("tool_call"), "arguments"));
+        } else if (answer != null && answer.path("tool_calls").isArray()) {
+            for (JsonNode call : answer.get("tool_calls")) {
+                calls.add(call(call, "arguments"));
+            }
+        }
+        return new Parsed(calls.isEmpty() ? text : null, calls);
     }
 
     /** {@code {"name": ..., field: {...}}} as a call. */

@@ -24,14 +24,15 @@ final class ToolCallHoldBack {
         }
         String all = text.toString();
         int start = Math.max(sent, format.callStart(all));
-        calling = format != ToolCallFormat.LLAMA3 && all.indexOf(format.marker, start) == start;
+        calling = format == ToolCallFormat.GENERIC
+                || format != ToolCallFormat.LLAMA3 && all.indexOf(format.marker, start) == start;
         String out = text.substring(sent, start);
         sent = start;
         return out;
     }
 
-    /** The text held back so far. */
-    String held() {
-        return text.substring(sent);
+    /** How much of the answer went to the client: what {@link #accept} returned, in all. */
+    int sentLength() {
+        return sent;
     }
 }

@@ -31,8 +31,14 @@ final class NodeSdk {
 
     /** Runs the tool-calling conversation against {@code baseUrl}: a prompt that calls, the tool's result. */
     static Run tools(String baseUrl, String calling, String result) throws IOException, InterruptedException {
+        return tools(baseUrl, calling, result, "{}");
+    }
+
+    /** The same, with the script's options (its tool choices, an enum of cities; see the script). */
+    static Run tools(String baseUrl, String calling, String result, String options)
+            throws IOException, InterruptedException {
         install();
-        return exec(List.of("node", "openai-tools.mjs", baseUrl, calling, result), Map.of(), 120);
+        return exec(List.of("node", "openai-tools.mjs", baseUrl, calling, result, options), Map.of(), 120);
     }
 
     private static synchronized void install() throws IOException, InterruptedException {

@@ -303,12 +303,15 @@ class ScriptedServerTest {
                 .body("error.param", equalTo("chat_template_kwargs"));
     }
 
+    /** This model cannot constrain its output, so it refuses the tool choices that need that, by name. */
     @Test
     void toolChoicesThatNeedConstrainedDecodingAreRefusedByName() {
         post("/v1/chat/completions", chatWithTools("say:x", ",\"tool_choice\":\"required\"")).then().statusCode(400)
                 .body("error.param", equalTo("tool_choice"));
         post("/v1/chat/completions", chatWithTools("say:x", ",\"tool_choice\":{\"type\":\"function\","
                 + "\"function\":{\"name\":\"get_weather\"}}")).then().statusCode(400)
+                .body("error.param", equalTo("tool_choice"));
+        post("/v1/chat/completions", chatWithTools("say:x", ",\"tool_choice\":\"sometimes\"")).then().statusCode(400)
                 .body("error.param", equalTo("tool_choice"));
         post("/v1/completions", "{\"prompt\":\"say:x\"," + TOOLS + "}").then().statusCode(400)
                 .body("error.param", equalTo("tools"));

@@ -213,6 +213,77 @@ class StoriesServerTest {
         assertTrue(list.isArray() && list.size() >= 2 && list.size() <= 3 && list.get(0).isBoolean(), list.toString());
     }
 
+    /**
+     * stories260K's template (ChatML, the default) writes no tool calls of its own, so a chat with tools is answered
+     * in the generic JSON, held to it by a grammar: a named or required tool choice always gets its call.
+     */
+    @Test
+    void toolChoicesAreEnforcedAndTheOpenAiNodeSdkReadsTheCalls() throws Exception {
+        NodeSdk.Run run = NodeSdk.tools(server.toString() + "v1", "What is the weather in Paris?", "It is 18 degrees.",
+                "{\"toolChoice\":{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}},"
+                        + "\"answerToolChoice\":\"none\",\"cities\":[\"Paris\"],\"maxTokens\":150}");
+        assertEquals(0, run.exitCode(), run.output());
+        JsonPath seen = new JsonPath(run.output().lines().reduce((a, b) -> b).orElseThrow());
+        for (String way : List.of("whole", "streamed")) {
+            assertEquals("get_weather", seen.getString(way + ".call.name"));
+        }
+
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        String tools = "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"add\",\"parameters\":{\"type\":"
+                + "\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"integer\"}},"
+                + "\"required\":[\"a\",\"b\"]}}},{\"type\":\"function\",\"function\":{\"name\":\"shout\","
+                + "\"parameters\":{\"type\":\"object\",\"properties\":{\"word\":{\"enum\":[\"hi\",\"yo\"]}},"
+                + "\"required\":[\"word\"]}}}]";
+        String chat = "{\"messages\":[{\"role\":\"user\",\"content\":\"Lily had two apples.\"}],\"max_tokens\":120,"
+                + "\"temperature\":1,\"seed\":3," + tools;
+        // One call a turn: with parallel calls this little model goes on calling until max_tokens.
+        String single = ",\"parallel_tool_calls\":false";
+        for (String more : List.of(single, single + ",\"stream\":true")) {
+            String body = post("/v1/chat/completions", chat + ",\"tool_choice\":\"required\"" + more + "}").then()
+                    .statusCode(200).extract().asString();
+            List<Map<String, Object>> calls;
+            if (more.contains("stream")) {
+                List<JsonPath> chunks = ServerSentEvents.chunks(body);
+                JsonPath last = chunks.get(chunks.size() - 1);
+                assertEquals("tool_calls", last.getString("choices[0].finish_reason"), body);
+                calls = last.getList("choices[0].delta.tool_calls.function");
+            } else {
+                JsonPath whole = new JsonPath(body);
+                assertEquals("tool_calls", whole.getString("choices[0].finish_reason"), body);
+                calls = whole.getList("choices[0].message.tool_calls.function");
+            }
+            assertFalse(calls.isEmpty(), body);
+            assertEquals(1, calls.size(), body);
+            for (Map<String, Object> call : calls) {
+                JsonNode arguments = json.readTree((String) call.get("arguments"));
+                if (call.get("name").equals("add")) {
+                    assertTrue(arguments.get("a").isIntegralNumber() && arguments.get("b").isIntegralNumber(), body);
+                } else {
+                    assertEquals("shout", call.get("name"));
+                    assertTrue(Set.of("hi", "yo").contains(arguments.get("word").textValue()), body);
+                }
+            }
+        }
+        // Calls cut short by max_tokens are no calls: the text comes back as it is.
+        post("/v1/chat/completions", chat + ",\"tool_choice\":\"required\",\"max_tokens\":30}").then()
+                .statusCode(200).body("choices[0].finish_reason", equalTo("length"))
+                .body("choices[0].message.content", startsWith("{\"tool_call"));
+        // Offered tools but free to answer: a reply is content, read out of its JSON, or else a call.
+        JsonPath auto = post("/v1/chat/completions", chat + ",\"max_tokens\":400,\"parallel_tool_calls\":false}")
+                .then().statusCode(200).extract().jsonPath();
+        String finish = auto.getString("choices[0].finish_reason");
+        String content = auto.getString("choices[0].message.content");
+        switch (finish) {
+            case "tool_calls" -> assertEquals(1, auto.getList("choices[0].message.tool_calls").size());
+            case "stop" -> assertFalse(content.startsWith("{"), auto.prettify());
+            default -> assertTrue(finish.equals("length") && content.startsWith("{\""), auto.prettify());
+        }
+        post("/v1/chat/completions", chat + ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":"
+                + "\"jump\"}}}").then().statusCode(400).body("error.param", equalTo("tool_choice"));
+        post("/v1/chat/completions", chat + ",\"tool_choice\":\"required\",\"response_format\":{\"type\":"
+                + "\"json_object\"}}").then().statusCode(400).body("error.param", equalTo("response_format"));
+    }
+
     /** What constrained decoding cannot honour is refused by name, before anything is generated. */
     @Test
     void refusesSchemasAndGrammarsItCannotHonour() {

@@ -89,7 +89,7 @@ class ToolCallFormatTest {
         assertEquals("Sure", hold.accept("Sure"));
         assertEquals(". ", hold.accept(". <tool"));
         assertEquals("", hold.accept("_call>{\"name\""));
-        assertEquals("<tool_call>{\"name\"", hold.held());
+        assertEquals("Sure. ".length(), hold.sentLength());
         ToolCallHoldBack notACall = new ToolCallHoldBack(ToolCallFormat.HERMES);
         assertEquals("a ", notACall.accept("a <to"));
         assertEquals("<tools are", notACall.accept("ols are"));
@@ -97,5 +97,8 @@ class ToolCallFormatTest {
         assertEquals("", llama.accept("{\"name\""));
         ToolCallHoldBack prose = new ToolCallHoldBack(ToolCallFormat.LLAMA3);
         assertEquals("Hello", prose.accept("Hello"));
+        ToolCallHoldBack generic = new ToolCallHoldBack(ToolCallFormat.GENERIC);
+        assertEquals("", generic.accept("{\"response\": \"Hello"));
+        assertEquals(0, generic.sentLength());
     }
 }
