@@ -1,6 +1,7 @@
 package dev.laneway.engine.kernels;
 
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Keys and values of past positions for every layer, for one or more sequences (slots): per layer,
@@ -24,6 +25,18 @@ public final class KvCache {
     private final Precision precision;
     private final int slots;
     private int room;
+    /** The arrays of the next growth, when they are being allocated ahead of it. */
+    private NextArrays next;
+
+    /** Allocates the next arrays of every on-demand cache: one thread, at the lowest priority, that never holds the
+     * JVM open. */
+    private static final java.util.concurrent.Executor ALLOCATOR = java.util.concurrent.Executors
+            .newSingleThreadExecutor(task -> {
+                Thread t = new Thread(task, "kv-cache-allocator");
+                t.setDaemon(true);
+                t.setPriority(Thread.MIN_PRIORITY);
+                return t;
+            });
 
     /** A single-precision cache of one slot with room for the whole context. */
     public KvCache(int layers, int contextLength, int kvDim) {
@@ -65,7 +78,10 @@ public final class KvCache {
 
     /**
      * Makes room for positions {@code 0 .. positions - 1} in every layer, keeping what is stored; the arrays of
-     * {@link Layer} are replaced when they grow.
+     * {@link Layer} are replaced when they grow. Once the positions asked for pass three quarters of the room, the
+     * arrays of the next size are allocated on another thread, so that the growth itself is only the copy: allocating
+     * (and so clearing) every slot's next arrays at once took seconds for several streams of a 1B model, in which
+     * every running sequence waited.
      */
     public void reserve(int positions) {
         if (positions > contextLength) {
@@ -74,20 +90,50 @@ public final class KvCache {
         if (positions > room) {
             grow((int) Math.min(contextLength, Math.max(positions, Math.max(FIRST_ROOM, 2L * room))));
         }
+        if (next == null && room < contextLength && positions > room - room / 4) {
+            int size = (int) Math.min(contextLength, Math.max(FIRST_ROOM, 2L * room));
+            next = new NextArrays(size, CompletableFuture.supplyAsync(() -> allocate(size), ALLOCATOR));
+        }
     }
 
     private void grow(int positions) {
+        Object[][] arrays = null;
+        if (next != null && next.room == positions) {
+            try {
+                arrays = next.arrays.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                // Allocated ahead or not, the growth needs the memory: allocating again now reports its lack below.
+            }
+        }
+        next = null;
         try {
-            for (Layer layer : layers) {
-                layer.resize(positions);
+            if (arrays == null) {
+                arrays = allocate(positions);
+            }
+            for (int l = 0; l < layers.length; l++) {
+                layers[l].adopt(arrays[l], positions);
             }
         } catch (OutOfMemoryError e) {
-            // Layers already grown keep their larger arrays; the positions in room are intact in all of them.
             throw new IllegalStateException("not enough memory for a KV cache of " + positions + " positions ("
                     + bytesFor(positions) / (1 << 20) + " MiB); lower --opt ctx or --streams, or give the JVM more"
                     + " heap (-Xmx)");
         }
         room = positions;
+    }
+
+    /** Every layer's keys and values arrays for {@code positions} positions per slot, empty. */
+    private Object[][] allocate(int positions) {
+        Object[][] arrays = new Object[layers.length][];
+        long elements = (long) slots * positions * kvDim;
+        for (int l = 0; l < layers.length; l++) {
+            arrays[l] = precision == Precision.F16 ? new Object[] {new short[(int) elements], new short[(int) elements]}
+                    : new Object[] {new float[(int) elements], new float[(int) elements]};
+        }
+        return arrays;
+    }
+
+    /** The arrays of the next growth, being allocated, and the positions per slot they hold. */
+    private record NextArrays(int room, CompletableFuture<Object[][]> arrays) {
     }
 
     /** Bytes of keys and values for {@code positions} positions of every slot in every layer. */
@@ -181,24 +227,25 @@ public final class KvCache {
             this.slots = slots;
         }
 
-        /** Makes room for {@code positions} per slot, each slot's stored positions moved to its new place. */
-        private void resize(int positions) {
+        /**
+         * Takes {@code arrays} (empty keys and values of {@code positions} per slot) as this layer's, each slot's
+         * stored positions copied to its new place.
+         */
+        private void adopt(Object[] arrays, int positions) {
             int was = room * kvDim;
             int now = positions * kvDim;
             if (keys16 != null) {
-                keys16 = regrown(keys16, was, now);
-                values16 = regrown(values16, was, now);
+                keys16 = moved(keys16, (short[]) arrays[0], was, now);
+                values16 = moved(values16, (short[]) arrays[1], was, now);
             } else {
-                keys = regrown(keys, was, now);
-                values = regrown(values, was, now);
+                keys = moved(keys, (float[]) arrays[0], was, now);
+                values = moved(values, (float[]) arrays[1], was, now);
             }
             room = positions;
         }
 
-        /** A copy of {@code old} (a float[] or short[]) with room for {@code now} elements per slot. */
-        private <T> T regrown(T old, int was, int now) {
-            @SuppressWarnings("unchecked")
-            T grown = (T) java.lang.reflect.Array.newInstance(old.getClass().getComponentType(), slots * now);
+        /** {@code grown}, holding each slot's {@code was} elements of {@code old} at the start of its {@code now}. */
+        private <T> T moved(T old, T grown, int was, int now) {
             for (int s = 0; s < slots; s++) {
                 System.arraycopy(old, s * was, grown, s * now, was);
             }

@@ -42,6 +42,28 @@ class KvCacheTest {
         }
     }
 
+    /** Past three quarters of the room the next arrays are made ahead; growing into them keeps every slot's rows. */
+    @Test
+    void aGrowthPreparedAheadKeepsEverySlot() {
+        KvCache cache = KvCache.onDemand(2, 4096, KV_DIM, KvCache.Precision.F16, 3);
+        cache.reserve(KvCache.FIRST_ROOM - 10);  // past three quarters: the arrays of 512 positions are being made
+        float[] k = rows(KvCache.FIRST_ROOM - 10, 2);
+        float[] v = rows(KvCache.FIRST_ROOM - 10, -2);
+        for (int slot = 0; slot < 3; slot++) {
+            cache.layer(1).store(k, v, 0, KvCache.FIRST_ROOM - 10, slot, 0);
+        }
+        cache.reserve(KvCache.FIRST_ROOM + 1);
+        assertEquals(2 * KvCache.FIRST_ROOM, cache.room());
+        assertEquals(3 * 2 * KvCache.FIRST_ROOM * KV_DIM, cache.layer(1).keys16().length);
+        KvCache.Layer layer = cache.layer(1);
+        for (int slot = 0; slot < 3; slot++) {
+            for (int i = 0; i < k.length; i++) {
+                assertEquals(k[i], Floats.f16ToFloat(layer.keys16()[layer.base(slot) + i]), "slot " + slot);
+                assertEquals(v[i], Floats.f16ToFloat(layer.values16()[layer.base(slot) + i]), "slot " + slot);
+            }
+        }
+    }
+
     @Test
     void roomNeverExceedsTheContext() {
         KvCache cache = KvCache.onDemand(1, 300, KV_DIM, KvCache.Precision.F32);
