@@ -28,13 +28,11 @@ public final class KvCache {
     /** The arrays of the next growth, when they are being allocated ahead of it. */
     private NextArrays next;
 
-    /** Allocates the next arrays of every on-demand cache: one thread, at the lowest priority, that never holds the
-     * JVM open. */
+    /** Allocates the next arrays of every on-demand cache: one thread, which never holds the JVM open. */
     private static final java.util.concurrent.Executor ALLOCATOR = java.util.concurrent.Executors
             .newSingleThreadExecutor(task -> {
                 Thread t = new Thread(task, "kv-cache-allocator");
                 t.setDaemon(true);
-                t.setPriority(Thread.MIN_PRIORITY);
                 return t;
             });
 
