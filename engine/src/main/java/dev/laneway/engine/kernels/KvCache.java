@@ -1,6 +1,5 @@
 package dev.laneway.engine.kernels;
 
-import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 
 /**
