@@ -263,21 +263,22 @@ inline void rope(int isa, float* x, int offset, int batch, int heads, int startP
     LW_DISPATCH(isa, ropeRows(x + offset, batch, heads, startPos, headDim, rotaryDim, interleaved, cosTable, sinTable))
 }
 
-// Attention of the query rows at rowOffset (elements) of q and out, over one sequence's keys and values at kvOffset.
+// Attention of the query rows at rowOffset (elements) of q and out, over one sequence's keys and values at kvOffset;
+// window > 0 limits each query to that many most recent positions.
 inline void attention(long long pool, int isa, float* out, const float* q, int rowOffset, const float* keys,
                       const float* values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim,
-                      float scale) {
+                      float scale, int window) {
     LW_DISPATCH(isa, attention(poolOf(pool), out + rowOffset, q + rowOffset, keys + kvOffset, values + kvOffset, batch,
-                               startPos, heads, kvHeads, headDim, scale))
+                               startPos, heads, kvHeads, headDim, scale, window))
 }
 
 // Attention over a half-precision KV cache, with llama.cpp's numerics (see ops.inc).
 inline void attentionHalf(long long pool, int isa, float* out, const float* q, int rowOffset, const short* keys,
                           const short* values, int kvOffset, int batch, int startPos, int heads, int kvHeads,
-                          int headDim, float scale) {
+                          int headDim, float scale, int window) {
     LW_DISPATCH(isa, attentionHalf(poolOf(pool), out + rowOffset, q + rowOffset, (const uint16_t*)keys + kvOffset,
                                    (const uint16_t*)values + kvOffset, batch, startPos, heads, kvHeads, headDim,
-                                   scale))
+                                   scale, window))
 }
 
 inline void siluMul(long long pool, int isa, float* gate, const float* up, int n) {

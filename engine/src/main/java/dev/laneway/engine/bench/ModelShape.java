@@ -10,8 +10,16 @@ package dev.laneway.engine.bench;
  * @param ffn     feed-forward width
  * @param vocab   vocabulary size
  * @param context context length
+ * @param headDim elements per head (hidden / heads for llama shapes; Gemma's are wider)
+ * @param arch    the GGUF architecture: llama or gemma3
  */
-public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn, int vocab, int context) {
+public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn, int vocab, int context, int headDim,
+                         String arch) {
+    /** A llama shape, whose heads split the hidden width. */
+    public ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn, int vocab, int context) {
+        this(hidden, layers, heads, kvHeads, ffn, vocab, context, hidden / heads, "llama");
+    }
+
     /** The shape of stories15M (llama2.c's TinyStories model). */
     public static final ModelShape STORIES_15M = new ModelShape(288, 6, 6, 6, 768, 32000, 2048);
     /** A tiny shape for reference outputs kept as test resources. */
@@ -19,17 +27,26 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
     /** The shape of Llama-3.2-1B, with a 32,000-token vocabulary. */
     public static final ModelShape LLAMA_1B = new ModelShape(2048, 16, 32, 8, 8192, 32000, 4096);
 
-    public int headDim() {
-        return hidden / heads;
+    /** The tiny shape as a Gemma 3 model, with a 4-position sliding window on every other layer. */
+    public static final ModelShape TINY_GEMMA3 = new ModelShape(64, 2, 4, 2, 160, 512, 512, 16, "gemma3");
+    /** The shape of Gemma-3-1B (its 262,144-token vocabulary included). */
+    public static final ModelShape GEMMA3_1B = new ModelShape(1152, 26, 4, 1, 6912, 262144, 4096, 256, "gemma3");
+
+    /** Width of the query projection: heads × head dim. */
+    public int qDim() {
+        return heads * headDim;
     }
 
-    /** A named shape: {@code tiny}, {@code stories15m} or {@code 1b}. */
+    /** A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma3} or {@code gemma3-1b}. */
     public static ModelShape named(String name) {
         return switch (name.toLowerCase(java.util.Locale.ROOT)) {
             case "tiny" -> TINY;
             case "stories15m" -> STORIES_15M;
             case "1b", "llama-1b" -> LLAMA_1B;
-            default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b)");
+            case "tiny-gemma3" -> TINY_GEMMA3;
+            case "gemma3-1b" -> GEMMA3_1B;
+            default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b, "
+                    + "tiny-gemma3, gemma3-1b)");
         };
     }
 }

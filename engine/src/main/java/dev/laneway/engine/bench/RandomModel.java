@@ -17,7 +17,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * Writes a llama-architecture GGUF file of a given shape with random weights, so that Laneway and llama.cpp can be
+ * Writes a llama- or Gemma-3-architecture GGUF file of a given shape with random weights, so that Laneway and llama.cpp can be
  * timed on the same file. Speed does not depend on the values; they are uniform with a variance that keeps
  * activations bounded. The vocabulary is synthetic (byte tokens plus placeholders) but complete enough for llama.cpp.
  *
@@ -69,15 +69,16 @@ public final class RandomModel {
         if (!GgufBlockEncoder.supports(type)) {
             throw new IllegalArgumentException("random models are written as F32, F16, Q8_0, Q4_0 or Q4_1, not " + type);
         }
+        boolean gemma = s.arch().equals("gemma3");
         GgufWriter w = new GgufWriter();
         metadata(w, s, type);
         if (vocabulary != null) {
             tokenizerOf(w, vocabulary, s.vocab());
         } else {
-            vocabulary(w, s.vocab(), s.equals(ModelShape.TINY) ? 128 : 256);
+            vocabulary(w, s.vocab(), s.hidden() == ModelShape.TINY.hidden() ? 128 : 256);
         }
         for (Map.Entry<String, Object> e : ropeScaling.entrySet()) {
-            String key = "llama.rope.scaling." + e.getKey();
+            String key = s.arch() + ".rope.scaling." + e.getKey();
             if (e.getValue() instanceof String v) {
                 w.put(key, v);
             } else if (e.getValue() instanceof Integer v) {
@@ -96,16 +97,27 @@ public final class RandomModel {
         for (int l = 0; l < s.layers(); l++) {
             String b = "blk." + l + ".";
             w.declare(b + "attn_norm.weight", DType.F32, s.hidden());
-            w.declare(b + "attn_q.weight", type, s.hidden(), s.hidden());
+            w.declare(b + "attn_q.weight", type, s.qDim(), s.hidden());
             w.declare(b + "attn_k.weight", type, kvDim, s.hidden());
             w.declare(b + "attn_v.weight", type, kvDim, s.hidden());
-            w.declare(b + "attn_output.weight", type, s.hidden(), s.hidden());
+            if (gemma) {
+                w.declare(b + "attn_q_norm.weight", DType.F32, s.headDim());
+                w.declare(b + "attn_k_norm.weight", DType.F32, s.headDim());
+            }
+            w.declare(b + "attn_output.weight", type, s.hidden(), s.qDim());
+            if (gemma) {
+                w.declare(b + "post_attention_norm.weight", DType.F32, s.hidden());
+            }
             w.declare(b + "ffn_norm.weight", DType.F32, s.hidden());
             w.declare(b + "ffn_gate.weight", type, s.ffn(), s.hidden());
             w.declare(b + "ffn_up.weight", type, s.ffn(), s.hidden());
             w.declare(b + "ffn_down.weight", type, s.hidden(), s.ffn());
+            if (gemma) {
+                w.declare(b + "post_ffw_norm.weight", DType.F32, s.hidden());
+            }
         }
         w.declare("output_norm.weight", DType.F32, s.hidden());
+        // Gemma ties its head to the embedding; an own head keeps a random model from repeating its last token
         w.declare("output.weight", type, s.vocab(), s.hidden());
 
         SplittableRandom random = new SplittableRandom(seed);
@@ -116,14 +128,24 @@ public final class RandomModel {
             }
             for (int l = 0; l < s.layers(); l++) {
                 norm(out, s.hidden(), random);
-                matrix(out, type, s.hidden(), s.hidden(), random);
+                matrix(out, type, s.qDim(), s.hidden(), random);
                 matrix(out, type, kvDim, s.hidden(), random);
                 matrix(out, type, kvDim, s.hidden(), random);
-                matrix(out, type, s.hidden(), s.hidden(), random);
+                if (gemma) {
+                    norm(out, s.headDim(), random);
+                    norm(out, s.headDim(), random);
+                }
+                matrix(out, type, s.hidden(), s.qDim(), random);
+                if (gemma) {
+                    norm(out, s.hidden(), random);
+                }
                 norm(out, s.hidden(), random);
                 matrix(out, type, s.ffn(), s.hidden(), random);
                 matrix(out, type, s.ffn(), s.hidden(), random);
                 matrix(out, type, s.hidden(), s.ffn(), random);
+                if (gemma) {
+                    norm(out, s.hidden(), random);
+                }
             }
             norm(out, s.hidden(), random);
             matrix(out, type, s.vocab(), s.hidden(), random);
@@ -131,7 +153,8 @@ public final class RandomModel {
     }
 
     private static void metadata(GgufWriter w, ModelShape s, DType type) {
-        w.put("general.architecture", "llama");
+        String a = s.arch() + ".";
+        w.put("general.architecture", s.arch());
         w.put("general.name", "random-" + s.hidden() + "x" + s.layers() + "-" + type.name().toLowerCase());
         w.put("general.file_type", switch (type) {
             case F32 -> 0;
@@ -141,15 +164,27 @@ public final class RandomModel {
             case Q8_0 -> 7;
             default -> throw new IllegalArgumentException(type.name());
         });
-        w.put("llama.context_length", s.context());
-        w.put("llama.embedding_length", s.hidden());
-        w.put("llama.block_count", s.layers());
-        w.put("llama.feed_forward_length", s.ffn());
-        w.put("llama.attention.head_count", s.heads());
-        w.put("llama.attention.head_count_kv", s.kvHeads());
-        w.put("llama.rope.dimension_count", s.headDim());
-        w.put("llama.rope.freq_base", 10000f);
-        w.put("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        w.put(a + "context_length", s.context());
+        w.put(a + "embedding_length", s.hidden());
+        w.put(a + "block_count", s.layers());
+        w.put(a + "feed_forward_length", s.ffn());
+        w.put(a + "attention.head_count", s.heads());
+        w.put(a + "attention.head_count_kv", s.kvHeads());
+        w.put(a + "rope.dimension_count", s.headDim());
+        if (s.arch().equals("gemma3")) {
+            // as Gemma 3: global layers at base 10^6, sliding-window ones at 10^4 (the tiny shape: every other one)
+            w.put(a + "attention.key_length", s.headDim());
+            w.put(a + "attention.value_length", s.headDim());
+            w.put(a + "rope.freq_base", 1_000_000f);
+            w.put(a + "rope.freq_base_swa", 10_000f);
+            boolean tiny = s.hidden() == ModelShape.TINY.hidden();
+            w.put(a + "attention.sliding_window", tiny ? 4 : 512);
+            w.put(a + "attention.sliding_window_pattern", tiny ? 2 : 6);
+            w.put(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+        } else {
+            w.put(a + "rope.freq_base", 10000f);
+            w.put(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+        }
     }
 
     private static void tokenizerOf(GgufWriter w, GgufFile vocabulary, int vocab) {
@@ -258,7 +293,8 @@ public final class RandomModel {
             }
         }
         if (positional.size() < 3) {
-            System.err.println("usage: RandomModel tiny|stories15m|1b F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] "
+            System.err.println("usage: RandomModel tiny|stories15m|1b|tiny-gemma3|gemma3-1b F32|F16|Q8_0|Q4_0|Q4_1 FILE "
+                    + "[SEED] "
                     + "[--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...]");
             System.exit(2);
         }

@@ -51,6 +51,16 @@ public final class ConfigJson {
         String modelType = f.requiredString("model_type");
         int hidden = f.requiredInt("hidden_size");
         int heads = f.requiredInt("num_attention_heads");
+        boolean gemma = modelType.equals("gemma3");
+        if (gemma && f.present("attn_logit_softcapping") != null) {
+            throw new FormatException(file, "config.json field attn_logit_softcapping is not supported for gemma3");
+        }
+        if (gemma && f.present("layer_types") != null) {
+            throw new FormatException(file, "config.json field layer_types is not supported; give "
+                    + "sliding_window_pattern");
+        }
+        double ropeTheta = f.optionalDouble("rope_theta", 10000.0);
+        String act = f.optionalString(gemma ? "hidden_activation" : "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
         try {
             return new ModelConfig(
                     modelType,
@@ -62,14 +72,19 @@ public final class ConfigJson {
                     f.requiredInt("intermediate_size"),
                     f.requiredInt("vocab_size"),
                     f.requiredInt("max_position_embeddings"),
-                    f.optionalDouble("rope_theta", 10000.0),
+                    ropeTheta,
                     f.requiredDouble("rms_norm_eps"),
-                    f.optionalBoolean("tie_word_embeddings", false),
+                    f.optionalBoolean("tie_word_embeddings", gemma),
                     f.optionalBoolean("attention_bias", modelType.equals("qwen2")),
-                    f.optionalString("hidden_act", "silu"),
+                    act,
                     f.optionalInt("bos_token_id"),
                     f.intOrList("eos_token_id"),
-                    f.rawObject("rope_scaling"));
+                    f.rawObject("rope_scaling"),
+                    gemma ? f.optionalInt("sliding_window").orElse(0) : 0,
+                    gemma ? f.optionalInt("sliding_window_pattern").orElse(6) : 1,
+                    gemma ? f.optionalDouble("rope_local_base_freq", 10000.0) : ropeTheta,
+                    gemma ? f.optionalDouble("query_pre_attn_scalar", 0) : 0,
+                    gemma ? f.optionalDouble("final_logit_softcapping", 0) : 0);
         } catch (IllegalArgumentException e) {
             throw new FormatException(file, e.getMessage());
         }
@@ -83,6 +98,7 @@ public final class ConfigJson {
             case "mistral" -> "MistralForCausalLM";
             case "qwen2" -> "Qwen2ForCausalLM";
             case "qwen3" -> "Qwen3ForCausalLM";
+            case "gemma3" -> "Gemma3ForCausalLM";
             default -> null;
         };
         if (arch != null) {
@@ -101,7 +117,15 @@ public final class ConfigJson {
         m.put("rms_norm_eps", c.rmsNormEps());
         m.put("tie_word_embeddings", c.tieWordEmbeddings());
         m.put("attention_bias", c.attentionBias());
-        m.put("hidden_act", c.hiddenAct());
+        boolean gemma = c.modelType().equals("gemma3");
+        m.put(gemma ? "hidden_activation" : "hidden_act", c.hiddenAct());
+        if (gemma) {
+            m.put("sliding_window", c.slidingWindow());
+            m.put("sliding_window_pattern", c.slidingWindowPattern());
+            m.put("rope_local_base_freq", c.ropeLocalTheta());
+            m.put("query_pre_attn_scalar", c.queryPreAttnScalar() > 0 ? c.queryPreAttnScalar() : c.headDim());
+            m.put("final_logit_softcapping", c.finalLogitSoftcapping() > 0 ? c.finalLogitSoftcapping() : null);
+        }
         m.put("bos_token_id", c.bosTokenId().isPresent() ? c.bosTokenId().getAsInt() : null);
         m.put("eos_token_id", c.eosTokenIds().size() == 1 ? c.eosTokenIds().get(0)
                 : c.eosTokenIds().isEmpty() ? null : c.eosTokenIds());

@@ -22,7 +22,7 @@ public final class GgufConfig {
     }
 
     /** The architectures whose metadata this reads. */
-    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3");
+    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma3");
 
     public static ModelConfig from(GgufFile gguf) throws FormatException {
         String arch = gguf.string("general.architecture").orElseThrow(() -> missing(gguf, "general.architecture"));
@@ -41,28 +41,62 @@ public final class GgufConfig {
         if (vocab == 0) {
             throw missing(gguf, p + "vocab_size or tokenizer.ggml.tokens");
         }
+        boolean gemma = arch.equals("gemma3");
+        int layers = requiredInt(gguf, p + "block_count");
+        int window = gemma ? optionalInt(gguf, p + "attention.sliding_window").orElse(0) : 0;
+        if (gemma && gguf.get(p + "attention.sliding_window_pattern").orElse(null) instanceof GgufArray) {
+            throw new FormatException(gguf.path(), p + "attention.sliding_window_pattern as a per-layer array is not "
+                    + "supported");
+        }
+        int pattern = gemma ? optionalInt(gguf, p + "attention.sliding_window_pattern").orElse(6) : 1;
+        double ropeTheta = gguf.number(p + "rope.freq_base").orElse(10000.0);
+        double localTheta = gemma ? gguf.number(p + "rope.freq_base_swa").orElse(10000.0) : ropeTheta;
+        // llama.cpp's Gemma 3: the 27B (62 layers) scales queries by 1/√(hidden / heads), the others by 1/√head_dim
+        double queryScalar = gemma && layers == 62 ? (double) (hidden / heads) : 0;
+        double softcap = gemma ? gguf.number(p + "final_logit_softcapping").orElse(0.0) : 0;
+        for (String unsupported : new String[]{"attn_logit_softcapping", "attention.value_length_swa",
+                "attention.key_length_swa", "rope.dimension_count_swa"}) {
+            if (gguf.get(p + unsupported).isPresent()) {
+                throw new FormatException(gguf.path(), p + unsupported + " is not supported");
+            }
+        }
+        OptionalInt rotary = optionalInt(gguf, p + "rope.dimension_count");
+        if (rotary.isPresent() && rotary.getAsInt() != headDim) {
+            throw new FormatException(gguf.path(), p + "rope.dimension_count " + rotary.getAsInt()
+                    + " rotates part of a head of " + headDim + "; partial rotary embedding is not supported");
+        }
+        OptionalInt valueLength = optionalInt(gguf, p + "attention.value_length");
+        if (valueLength.isPresent() && valueLength.getAsInt() != headDim) {
+            throw new FormatException(gguf.path(), p + "attention.value_length " + valueLength.getAsInt()
+                    + " differs from the key length " + headDim + "; not supported");
+        }
         List<Integer> eos = new ArrayList<>();
         optionalInt(gguf, "tokenizer.ggml.eos_token_id").ifPresent(eos::add);
         try {
             return new ModelConfig(
                     arch.equals("mistral") ? "llama" : arch,
                     hidden,
-                    requiredInt(gguf, p + "block_count"),
+                    layers,
                     heads,
                     kvHeads,
                     headDim,
                     requiredInt(gguf, p + "feed_forward_length"),
                     vocab,
                     requiredInt(gguf, p + "context_length"),
-                    gguf.number(p + "rope.freq_base").orElse(10000.0),
+                    ropeTheta,
                     gguf.number(p + "attention.layer_norm_rms_epsilon")
                             .orElseThrow(() -> missing(gguf, p + "attention.layer_norm_rms_epsilon")),
                     gguf.tensor("output.weight").isEmpty(),
                     gguf.tensor("blk.0.attn_q.bias").isPresent(),
-                    "silu",
+                    gemma ? "gelu_pytorch_tanh" : "silu",
                     optionalInt(gguf, "tokenizer.ggml.bos_token_id"),
                     eos,
-                    ropeScaling(gguf, p));
+                    ropeScaling(gguf, p),
+                    window,
+                    pattern,
+                    localTheta,
+                    queryScalar,
+                    softcap);
         } catch (IllegalArgumentException e) {
             throw new FormatException(gguf.path(), e.getMessage());
         }

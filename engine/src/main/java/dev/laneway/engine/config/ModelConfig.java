@@ -31,12 +31,35 @@ import java.util.OptionalInt;
  * @param bosTokenId            {@code bos_token_id}, if any
  * @param eosTokenIds           {@code eos_token_id}: one id or several
  * @param ropeScaling           {@code rope_scaling} as it was in the JSON (maps, lists, strings, numbers), empty if none
+ * @param slidingWindow         {@code sliding_window}: the positions a sliding-window layer attends to, 0 for none
+ *                              (Gemma 3; its sliding layers also rotate without {@code rope_scaling})
+ * @param slidingWindowPattern  {@code sliding_window_pattern}: of every this many layers, the last attends fully and
+ *                              the others through the window
+ * @param ropeLocalTheta        {@code rope_local_base_freq}: the RoPE base of the sliding-window layers
+ * @param queryPreAttnScalar    {@code query_pre_attn_scalar}: attention scores scale by its inverse square root; 0
+ *                              for the usual {@code head_dim}
+ * @param finalLogitSoftcapping {@code final_logit_softcapping}: logits become cap · tanh(logit / cap); 0 for none
  */
 public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
                           int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
                           int maxPositionEmbeddings, double ropeTheta, double rmsNormEps, boolean tieWordEmbeddings,
                           boolean attentionBias, String hiddenAct, OptionalInt bosTokenId, List<Integer> eosTokenIds,
-                          Map<String, Object> ropeScaling) {
+                          Map<String, Object> ropeScaling, int slidingWindow, int slidingWindowPattern,
+                          double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping) {
+    /** The architectures whose layers may attend through a sliding window. */
+    public static final List<String> SLIDING_WINDOW_ARCHITECTURES = List.of("gemma3");
+
+    /** A dense config without Gemma's sliding window, query scalar or soft-capping. */
+    public ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
+                       int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
+                       int maxPositionEmbeddings, double ropeTheta, double rmsNormEps, boolean tieWordEmbeddings,
+                       boolean attentionBias, String hiddenAct, OptionalInt bosTokenId, List<Integer> eosTokenIds,
+                       Map<String, Object> ropeScaling) {
+        this(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim, intermediateSize,
+                vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
+                bosTokenId, eosTokenIds, ropeScaling, 0, 1, ropeTheta, 0, 0);
+    }
+
     public ModelConfig {
         Objects.requireNonNull(modelType, "modelType");
         Objects.requireNonNull(hiddenAct, "hiddenAct");
@@ -57,6 +80,21 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
             throw new IllegalArgumentException("rope_theta and rms_norm_eps must be positive, got " + ropeTheta
                     + " and " + rmsNormEps);
         }
+        if (slidingWindow < 0 || slidingWindowPattern < 1 || !(ropeLocalTheta > 0) || queryPreAttnScalar < 0
+                || finalLogitSoftcapping < 0) {
+            throw new IllegalArgumentException("sliding_window " + slidingWindow + ", sliding_window_pattern "
+                    + slidingWindowPattern + ", rope_local_base_freq " + ropeLocalTheta + ", query_pre_attn_scalar "
+                    + queryPreAttnScalar + " or final_logit_softcapping " + finalLogitSoftcapping + " is out of range");
+        }
+        if (slidingWindow > 0 && !SLIDING_WINDOW_ARCHITECTURES.contains(modelType)) {
+            throw new IllegalArgumentException("sliding_window " + slidingWindow + " of a " + modelType
+                    + " model is not supported (supported for " + String.join(", ", SLIDING_WINDOW_ARCHITECTURES) + ")");
+        }
+        String activation = modelType.equals("gemma3") ? "gelu_pytorch_tanh" : "silu";
+        if (!hiddenAct.equals(activation) && !(modelType.equals("gemma3") && hiddenAct.equals("gelu_tanh"))) {
+            throw new IllegalArgumentException("hidden_act \"" + hiddenAct + "\" of a " + modelType
+                    + " model is not supported (its layers compute " + activation + ")");
+        }
         eosTokenIds = List.copyOf(eosTokenIds);
         ropeScaling = Collections.unmodifiableMap(new LinkedHashMap<>(ropeScaling));
         // A scaling that cannot be applied is refused here, when the config is read, not at the first token.
@@ -70,6 +108,21 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
      */
     public RopeFrequencies ropeFrequencies(Optional<float[]> factors) {
         return RopeFrequencies.of(ropeTheta, headDim, ropeScaling, factors);
+    }
+
+    /** Whether layer {@code layer} attends through the sliding window (Gemma 3: all but every pattern-th layer). */
+    public boolean slidingLayer(int layer) {
+        return slidingWindow > 0 && layer % slidingWindowPattern < slidingWindowPattern - 1;
+    }
+
+    /** The RoPE frequencies of the sliding-window layers: their own base, no scaling. */
+    public RopeFrequencies localRopeFrequencies() {
+        return RopeFrequencies.plain(ropeLocalTheta, headDim);
+    }
+
+    /** The factor on q·k: 1 / √query_pre_attn_scalar, else 1 / √head_dim. */
+    public double attentionScale() {
+        return 1.0 / Math.sqrt(queryPreAttnScalar > 0 ? queryPreAttnScalar : headDim);
     }
 
     private static void positive(String field, int value) {
@@ -92,13 +145,23 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
     public ModelConfig withMaxPositionEmbeddings(int n) {
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, vocabSize, n, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
-                bosTokenId, eosTokenIds, ropeScaling);
+                bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta, queryPreAttnScalar,
+                finalLogitSoftcapping);
     }
 
     /** The same config with another vocabulary size. */
     public ModelConfig withVocabSize(int n) {
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, n, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias,
-                hiddenAct, bosTokenId, eosTokenIds, ropeScaling);
+                hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
+                queryPreAttnScalar, finalLogitSoftcapping);
+    }
+
+    /** The same config with the output head tied to the embedding, or not. */
+    public ModelConfig withTiedEmbeddings(boolean tied) {
+        return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
+                intermediateSize, vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tied, attentionBias,
+                hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
+                queryPreAttnScalar, finalLogitSoftcapping);
     }
 }

@@ -211,7 +211,9 @@ public final class Container {
         }
         return new Dims(config.hiddenSize(), config.numHiddenLayers(), config.numAttentionHeads(),
                 config.numKeyValueHeads(), config.headDim(), config.intermediateSize(), config.vocabSize(),
-                (float) config.rmsNormEps(), rope, contextLength);
+                (float) config.rmsNormEps(), rope, contextLength, (float) config.attentionScale(),
+                config.slidingWindow() > 0 ? new Dims.SlidingWindow(config.slidingWindow(),
+                        config.slidingWindowPattern(), config.localRopeFrequencies()) : Dims.SlidingWindow.NONE);
     }
 
     /** A tile tensor's logical {@code [rows, cols]}: as the file records it, else from config.json. */

@@ -15,9 +15,31 @@ import dev.laneway.engine.kernels.RopeFrequencies;
  * @param rmsEps        RMSNorm epsilon
  * @param rope          RoPE frequencies per rotated pair
  * @param contextLength positions a generation may use
+ * @param attentionScale the factor on q·k
+ * @param sliding       the layers that attend through a sliding window, and their RoPE
  */
 public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
-                   RopeFrequencies rope, int contextLength) {
+                   RopeFrequencies rope, int contextLength, float attentionScale, SlidingWindow sliding) {
+    /**
+     * Gemma 3's local layers: of every {@code period} layers all but the last attend to the {@code size} most recent
+     * positions only, and rotate with {@code rope}.
+     */
+    public record SlidingWindow(int size, int period, RopeFrequencies rope) {
+        /** No layer has a window. */
+        public static final SlidingWindow NONE = new SlidingWindow(0, 1, null);
+
+        public boolean covers(int layer) {
+            return size > 0 && layer % period < period - 1;
+        }
+    }
+
+    /** Sizes of a model with full attention in every layer, scaled by 1 / √headDim. */
+    public Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
+                RopeFrequencies rope, int contextLength) {
+        this(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength,
+                (float) (1.0 / Math.sqrt(headDim)), SlidingWindow.NONE);
+    }
+
     public Dims {
         if (hidden < 1 || layers < 1 || heads < 1 || kvHeads < 1 || headDim < 1 || ffn < 1 || vocab < 1
                 || contextLength < 1 || heads % kvHeads != 0 || rope.pairs() * 2 != headDim) {
@@ -42,6 +64,12 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
 
     /** A copy with another context length. */
     public Dims withContextLength(int contextLength) {
-        return new Dims(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength);
+        return new Dims(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength,
+                attentionScale, sliding);
+    }
+
+    /** Whether every layer attends fully, rotates alike and scales by 1 / √headDim: what the fused layers compute. */
+    public boolean uniformLayers() {
+        return sliding.size() == 0 && attentionScale == (float) (1.0 / Math.sqrt(headDim));
     }
 }

@@ -64,6 +64,10 @@ public final class FusedForward implements LaneForward {
      */
     public static FusedForward compile(StandardPlans.Variant variant, Dims dims, WeightSource weights,
                                        NativeKernels kernels) {
+        if (!dims.uniformLayers()) {
+            throw new PlanException("the fused forward runs layers that attend fully and scale by 1/√head_dim; this "
+                    + "model has sliding-window layers or another attention scale");
+        }
         int hidden = dims.hidden();
         AttentionShape attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(),
                 (float) (1.0 / Math.sqrt(dims.headDim())));

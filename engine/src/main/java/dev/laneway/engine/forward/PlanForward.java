@@ -106,7 +106,9 @@ public final class PlanForward implements LaneForward {
         private final List<String> bufferNames = new ArrayList<>();
         private final List<Plan.Dim> bufferDims = new ArrayList<>();
         private final Map<Rope.Style, Rope> ropes = new EnumMap<>(Rope.Style.class);
+        private final Map<Rope.Style, Rope> localRopes = new EnumMap<>(Rope.Style.class);
         private final AttentionShape attention;
+        private final AttentionShape windowed;
         /** The most rows a product into a vocabulary-wide buffer writes per token (a padded head's). */
         private int logitsStride;
 
@@ -119,8 +121,9 @@ public final class PlanForward implements LaneForward {
                 bufferNames.add(e.getKey());
                 bufferDims.add(e.getValue());
             });
-            this.attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(),
-                    (float) (1.0 / Math.sqrt(dims.headDim())));
+            this.attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(), dims.attentionScale());
+            this.windowed = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(), dims.attentionScale(),
+                    dims.sliding().size());
             this.logitsStride = dims.vocab();
         }
 
@@ -214,8 +217,10 @@ public final class PlanForward implements LaneForward {
                 return (s, n, pos) -> k.addBias(s.buffers[out], bias, n);
             }
             if (op instanceof Op.RotaryEmbedding r) {
-                Rope rope = ropes.computeIfAbsent(r.style(), style -> Rope.of(style, dims.headDim(), dims.headDim(),
-                        dims.contextLength(), dims.rope()));
+                boolean local = layer >= 0 && dims.sliding().covers(layer);
+                Rope rope = (local ? localRopes : ropes).computeIfAbsent(r.style(), style -> Rope.of(style,
+                        dims.headDim(), dims.headDim(), dims.contextLength(),
+                        local ? dims.sliding().rope() : dims.rope()));
                 int q = buffer(r.q());
                 int kk = buffer(r.k());
                 int qHeads = width(q) / dims.headDim();
@@ -234,6 +239,7 @@ public final class PlanForward implements LaneForward {
                 int kk = buffer(a.k());
                 int v = buffer(a.v());
                 int out = buffer(a.out());
+                AttentionShape attention = dims.sliding().covers(layer) ? windowed : this.attention;
                 expect(width(q) == attention.qDim() && width(kk) == attention.kvDim() && width(v) == attention.kvDim()
                         && width(out) == attention.qDim(), at, "buffer sizes do not match the heads");
                 return (s, n, pos) -> {
@@ -251,6 +257,38 @@ public final class PlanForward implements LaneForward {
                 int up = buffer(m.up());
                 int width = width(gate);
                 return (s, n, pos) -> k.siluMul(s.buffers[gate], s.buffers[up], n * width);
+            }
+            if (op instanceof Op.GeluMul m) {
+                int gate = buffer(m.gate());
+                int up = buffer(m.up());
+                expect(width(gate) == width(up), at, "gate and up buffers differ in size");
+                int width = width(gate);
+                return (s, n, pos) -> k.geluMul(s.buffers[gate], s.buffers[up], n * width);
+            }
+            if (op instanceof Op.Scale c) {
+                int buffer = buffer(c.buffer());
+                int width = width(buffer);
+                float factor = (float) c.factor();
+                return (s, n, pos) -> {
+                    float[] x = s.buffers[buffer];
+                    for (int i = 0; i < n * width; i++) {
+                        x[i] *= factor;
+                    }
+                };
+            }
+            if (op instanceof Op.SoftCap c) {
+                int buffer = buffer(c.buffer());
+                float cap = (float) c.cap();
+                boolean logits = bufferDims.get(buffer) == Plan.Dim.VOCAB;
+                int width = width(buffer);
+                return (s, n, pos) -> {
+                    // the logits hold the rows the head wrote, at its stride
+                    int count = logits ? s.batch.logitCount * logitsStride : n * width;
+                    float[] x = s.buffers[buffer];
+                    for (int i = 0; i < count; i++) {
+                        x[i] = cap * (float) Math.tanh(x[i] / cap);
+                    }
+                };
             }
             if (op instanceof Op.Add a) {
                 int to = buffer(a.to());

@@ -40,7 +40,7 @@ public final class HalfAttention {
                 }
                 float max = Float.NEGATIVE_INFINITY;
                 float sum = 0f;
-                for (int t = 0; t <= pos; t++) {
+                for (int t = shape.firstPosition(pos); t <= pos; t++) {
                     int ko = t * kvDim + kvo;
                     float dot = 0f;
                     for (int i = 0; i < headDim; i++) {

@@ -117,7 +117,8 @@ public final class JavaKernels implements Kernels {
                 int kvo = (h / group) * headDim;
                 // Scores against every cached key up to this position, then softmax.
                 float max = Float.NEGATIVE_INFINITY;
-                for (int t = 0; t <= pos; t++) {
+                int first = shape.firstPosition(pos);
+                for (int t = first; t <= pos; t++) {
                     float dot = 0f;
                     int ko = base + t * kvDim + kvo;
                     for (int i = 0; i < headDim; i++) {
@@ -127,7 +128,7 @@ public final class JavaKernels implements Kernels {
                     max = Math.max(max, scores[t]);
                 }
                 float sum = 0f;
-                for (int t = 0; t <= pos; t++) {
+                for (int t = first; t <= pos; t++) {
                     scores[t] = (float) Math.exp(scores[t] - max);
                     sum += scores[t];
                 }
@@ -135,7 +136,7 @@ public final class JavaKernels implements Kernels {
                 for (int i = 0; i < headDim; i++) {
                     out[qo + i] = 0f;
                 }
-                for (int t = 0; t <= pos; t++) {
+                for (int t = first; t <= pos; t++) {
                     float a = scores[t] / sum;
                     int vo = base + t * kvDim + kvo;
                     for (int i = 0; i < headDim; i++) {
@@ -152,6 +153,11 @@ public final class JavaKernels implements Kernels {
             float g = gate[i];
             gate[i] = g / (1f + (float) Math.exp(-g)) * up[i];
         }
+    }
+
+    @Override
+    public void geluMul(float[] gate, float[] up, int n) {
+        Gelu.mul(gate, up, 0, n);
     }
 
     @Override

@@ -59,7 +59,7 @@ public interface Kernels {
     /**
      * Causal attention for query rows {@code firstRow .. firstRow + rows} at positions {@code startPos ..} of the
      * sequence in {@code slot}: each query head attends over that slot's cached keys and values of positions
-     * {@code 0 .. its own}, grouped-query style (query head h reads KV head h / (heads / kvHeads)). The same rows of
+     * {@code 0 .. its own} (or the last {@code shape.window()} of them), grouped-query style (query head h reads KV head h / (heads / kvHeads)). The same rows of
      * {@code out} receive {@code heads · headDim} elements each.
      */
     void attention(float[] out, float[] q, int firstRow, int rows, KvCache.Layer cache, int slot, int startPos,
@@ -67,6 +67,9 @@ public interface Kernels {
 
     /** SwiGLU's product, in place: {@code gate[i] = silu(gate[i]) · up[i]} for {@code i < n}. */
     void siluMul(float[] gate, float[] up, int n);
+
+    /** GeGLU's product, in place: {@code gate[i] = gelu(gate[i]) · up[i]} for {@code i < n}, as {@link Gelu}. */
+    void geluMul(float[] gate, float[] up, int n);
 
     /** {@code x[i] += y[i]} for {@code i < n}. */
     void add(float[] x, float[] y, int n);

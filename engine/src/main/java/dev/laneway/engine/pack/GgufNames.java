@@ -18,6 +18,15 @@ public final class GgufNames {
      * Face counterpart), or empty for a tensor Laneway does not know.
      */
     public static Optional<String> toHuggingFace(String gguf) {
+        return toHuggingFace(gguf, "llama");
+    }
+
+    /**
+     * As {@link #toHuggingFace(String)}, for a model of Hugging Face {@code model_type} {@code architecture}: Gemma 3
+     * normalises before and after attention and the MLP, so its {@code ffn_norm} is the pre-MLP norm and
+     * {@code post_attention_norm} the norm after attention.
+     */
+    public static Optional<String> toHuggingFace(String gguf, String architecture) {
         switch (gguf) {
             case RopeFrequencies.FACTORS_TENSOR:
                 return Optional.of(RopeFrequencies.FACTORS_TENSOR);
@@ -35,6 +44,18 @@ public final class GgufNames {
             return Optional.empty();
         }
         String layer = "model.layers." + m.group(1) + ".";
+        if (architecture.equals("gemma3")) {
+            String gemma = switch (m.group(2)) {
+                case "ffn_norm.weight" -> "pre_feedforward_layernorm.weight";
+                case "post_attention_norm.weight" -> "post_attention_layernorm.weight";
+                case "post_ffw_norm.weight" -> "post_feedforward_layernorm.weight";
+                case "attn_q.bias", "attn_k.bias", "attn_v.bias" -> "";
+                default -> null;
+            };
+            if (gemma != null) {
+                return gemma.isEmpty() ? Optional.empty() : Optional.of(layer + gemma);
+            }
+        }
         String hf = switch (m.group(2)) {
             case "attn_norm.weight" -> "input_layernorm.weight";
             case "ffn_norm.weight" -> "post_attention_layernorm.weight";

@@ -8,7 +8,6 @@ import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.gguf.GgufFile;
-import dev.laneway.engine.kernels.Rope;
 import dev.laneway.engine.plan.PlanJson;
 import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.q4nx.Q4nx;
@@ -54,23 +53,22 @@ public final class GgufPacker implements ModelPacker {
     public void pack(Path sourcePath, Path target, PackOptions options, PackProgress progress) throws IOException {
         GgufFile gguf = GgufFile.open(sourcePath);
         ModelConfig config = GgufConfig.from(gguf);
-        Map<String, Tensor> source = hfTensors(gguf);
+        Map<String, Tensor> source = hfTensors(gguf, config.modelType());
         boolean tied = !source.containsKey(StandardPlans.HEAD);
-        config = tied == config.tieWordEmbeddings() ? config : withTied(config, tied);
+        config = config.withTiedEmbeddings(tied);
         Function<DType, Quant> quant = Quant.chosen(options.quant(), matrixTypes(source));
         Map<String, Tensor> tensors = ContainerWriter.withHead(source, quant);
-        var variant = StandardPlans.variant(config.modelType(), Rope.Style.HALVES,
-                !tensors.containsKey(StandardPlans.HEAD));
-        if (variant == null) {
+        var plan = StandardPlans.plan(config, !tensors.containsKey(StandardPlans.HEAD));
+        if (plan == null) {
             throw new FormatException(sourcePath, "architecture " + config.modelType() + " cannot be packed (known: "
-                    + String.join(", ", StandardPlans.architectures()) + ")");
+                    + String.join(", ", GgufConfig.ARCHITECTURES) + ")");
         }
         HfTokenizerFiles tokenizer = GgufTokenizerConverter.convert(gguf);
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
             Files.writeString(out.dir().resolve(Container.TOKENIZER), tokenizer.tokenizerJson());
             Files.writeString(out.dir().resolve(Container.TOKENIZER_CONFIG), tokenizer.tokenizerConfigJson());
-            PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
+            PlanJson.write(plan, out.dir().resolve(Container.PLAN));
             ContainerWriter.write(out.dir(), tensors, qkRowOrders(config), quant, Map.of("source",
                     sourcePath.getFileName().toString(), Q4nx.ROPE_PAIRS_KEY, "halves"), progress);
             if (options.lane()) {
@@ -85,10 +83,10 @@ public final class GgufPacker implements ModelPacker {
      *
      * @throws FormatException naming a tensor Laneway does not know: dropping it could change the computation
      */
-    static Map<String, Tensor> hfTensors(GgufFile gguf) throws FormatException {
+    static Map<String, Tensor> hfTensors(GgufFile gguf, String architecture) throws FormatException {
         Map<String, Tensor> tensors = new LinkedHashMap<>();
         for (Tensor t : gguf.tensors()) {
-            var hf = GgufNames.toHuggingFace(t.name());
+            var hf = GgufNames.toHuggingFace(t.name(), architecture);
             if (hf.isEmpty()) {
                 throw new FormatException(gguf.path(), "tensor " + t.name() + " is not one Laneway knows for "
                         + "this architecture; it is refused rather than dropped");
@@ -105,10 +103,10 @@ public final class GgufPacker implements ModelPacker {
      * The q/k row orders that give Hugging Face's: llama.cpp's converter reorders a llama model's q and k rows so that
      * each head's rotated pairs are adjacent (interleaved RoPE); the container puts them back, so every container
      * rotates halves and other engines that read it in Hugging Face's order get the same numbers. Qwen files keep
-     * Hugging Face's order.
+     * Hugging Face's order, as do Gemma's.
      */
     static Map<String, IntUnaryOperator> qkRowOrders(ModelConfig config) {
-        if (config.modelType().startsWith("qwen")) {
+        if (!config.modelType().equals("llama")) {
             return Map.of();
         }
         int headDim = config.headDim();
@@ -128,12 +126,5 @@ public final class GgufPacker implements ModelPacker {
 
     static List<DType> matrixTypes(Map<String, Tensor> tensors) {
         return tensors.values().stream().filter(t -> t.rank() == 2).map(Tensor::dtype).distinct().toList();
-    }
-
-    private static ModelConfig withTied(ModelConfig c, boolean tied) {
-        return new ModelConfig(c.modelType(), c.hiddenSize(), c.numHiddenLayers(), c.numAttentionHeads(),
-                c.numKeyValueHeads(), c.headDim(), c.intermediateSize(), c.vocabSize(), c.maxPositionEmbeddings(),
-                c.ropeTheta(), c.rmsNormEps(), tied, c.attentionBias(), c.hiddenAct(), c.bosTokenId(), c.eosTokenIds(),
-                c.ropeScaling());
     }
 }

@@ -144,4 +144,55 @@ public sealed interface Op {
             return List.of(to, from);
         }
     }
+
+    /** {@code gate} ← gelu({@code gate}) · {@code up}, GELU in its tanh form (Gemma's GeGLU). */
+    record GeluMul(String gate, String up) implements Op {
+        public String kind() {
+            return "gelu_mul";
+        }
+
+        public List<String> tensors() {
+            return List.of();
+        }
+
+        public List<String> buffers() {
+            return List.of(gate, up);
+        }
+    }
+
+    /** {@code buffer} ← {@code buffer} · {@code factor} (Gemma's embedding scale, √hidden). */
+    record Scale(String buffer, double factor) implements Op {
+        public String kind() {
+            return "scale";
+        }
+
+        public List<String> tensors() {
+            return List.of();
+        }
+
+        public List<String> buffers() {
+            return List.of(buffer);
+        }
+    }
+
+    /** {@code buffer} ← cap · tanh({@code buffer} / cap), per element (logit soft-capping). */
+    record SoftCap(String buffer, double cap) implements Op {
+        public SoftCap {
+            if (!(cap > 0) || Double.isInfinite(cap)) {
+                throw new IllegalArgumentException("a soft cap must be positive, got " + cap);
+            }
+        }
+
+        public String kind() {
+            return "softcap";
+        }
+
+        public List<String> tensors() {
+            return List.of();
+        }
+
+        public List<String> buffers() {
+            return List.of(buffer);
+        }
+    }
 }

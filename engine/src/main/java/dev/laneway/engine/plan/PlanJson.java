@@ -95,6 +95,12 @@ public final class PlanJson {
                 o.put("gate", s.gate()).put("up", s.up());
             } else if (op instanceof Op.Add a) {
                 o.put("to", a.to()).put("from", a.from());
+            } else if (op instanceof Op.GeluMul g) {
+                o.put("gate", g.gate()).put("up", g.up());
+            } else if (op instanceof Op.Scale c) {
+                o.put("buffer", c.buffer()).put("factor", c.factor());
+            } else if (op instanceof Op.SoftCap c) {
+                o.put("buffer", c.buffer()).put("cap", c.cap());
             }
         }
     }
@@ -181,8 +187,17 @@ public final class PlanJson {
                         text(node, "v", where), text(node, "out", where));
                 case "silu_mul" -> new Op.SiluMul(text(node, "gate", where), text(node, "up", where));
                 case "add" -> new Op.Add(text(node, "to", where), text(node, "from", where));
-                default -> throw error(where + ".op", "unknown op \"" + kind
-                        + "\" (known: embed, rms_norm, matmul, add_bias, rope, attention, silu_mul, add)");
+                case "gelu_mul" -> new Op.GeluMul(text(node, "gate", where), text(node, "up", where));
+                case "scale" -> new Op.Scale(text(node, "buffer", where), number(node, "factor", where));
+                case "softcap" -> {
+                    double cap = number(node, "cap", where);
+                    if (!(cap > 0)) {
+                        throw error(where + ".cap", "must be positive, got " + cap);
+                    }
+                    yield new Op.SoftCap(text(node, "buffer", where), cap);
+                }
+                default -> throw error(where + ".op", "unknown op \"" + kind + "\" (known: embed, rms_norm, matmul, "
+                        + "add_bias, rope, attention, silu_mul, add, gelu_mul, scale, softcap)");
             };
         }
 
@@ -212,6 +227,17 @@ public final class PlanJson {
                 throw error(where + "." + field, "expected a non-empty string");
             }
             return v.asText();
+        }
+
+        private double number(JsonNode node, String field, String where) throws FormatException {
+            JsonNode v = node.get(field);
+            if (v == null) {
+                throw error(where + "." + field, "missing");
+            }
+            if (!v.isNumber() || !Double.isFinite(v.doubleValue())) {
+                throw error(where + "." + field, "expected a finite number");
+            }
+            return v.doubleValue();
         }
 
         private FormatException error(String field, String message) {

@@ -1,5 +1,6 @@
 package dev.laneway.engine.plan;
 
+import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.kernels.Rope;
 
 import java.util.ArrayList;
@@ -29,6 +30,10 @@ public final class StandardPlans {
     public static final String GATE_PROJ = LAYER + "mlp.gate_proj.weight";
     public static final String UP_PROJ = LAYER + "mlp.up_proj.weight";
     public static final String DOWN_PROJ = LAYER + "mlp.down_proj.weight";
+    /** Gemma 3's norms after attention, before the MLP and after it. */
+    public static final String POST_ATTN_NORM = LAYER + "post_attention_layernorm.weight";
+    public static final String PRE_FFN_NORM = LAYER + "pre_feedforward_layernorm.weight";
+    public static final String POST_FFN_NORM = LAYER + "post_feedforward_layernorm.weight";
 
     private StandardPlans() {
     }
@@ -133,7 +138,58 @@ public final class StandardPlans {
         return List.of("llama", "mistral", "qwen2", "qwen3");
     }
 
-    public static Plan plan(Variant v) {
+    /**
+     * The plan of a model of {@code config}'s architecture, or null when there is none: the variants' plans, and
+     * Gemma 3's.
+     */
+    public static Plan plan(ModelConfig config, boolean tiedEmbeddings) {
+        if (config.modelType().equals("gemma3")) {
+            return gemma3(config, tiedEmbeddings);
+        }
+        Variant v = variant(config.modelType(), Rope.Style.HALVES, tiedEmbeddings);
+        return v == null ? null : plan(v);
+    }
+
+    /**
+     * Gemma 3: the embedding scaled by √hidden; RMSNorm before and after attention and the MLP; per-head q and k
+     * norms; GeGLU; optionally soft-capped logits. Its norm weights are stored with Gemma's {@code 1 + w} already
+     * added, as llama.cpp's converter writes them. Which layers attend through the sliding window, and their RoPE
+     * base, come from the config, not the plan.
+     */
+    static Plan gemma3(ModelConfig config, boolean tied) {
+        Map<String, Plan.Dim> buffers = buffers();
+        List<Op> layer = new ArrayList<>();
+        layer.add(new Op.RmsNorm("x", ATTN_NORM, "xb", false));
+        for (String p : List.of("q", "k", "v")) {
+            layer.add(new Op.MatMul(projection(p), "xb", p, false));
+        }
+        layer.add(new Op.RmsNorm("q", Q_NORM, "q", true));
+        layer.add(new Op.RmsNorm("k", K_NORM, "k", true));
+        layer.add(new Op.RotaryEmbedding("q", "k", Rope.Style.HALVES));
+        layer.add(new Op.Attention("q", "k", "v", "att"));
+        layer.add(new Op.MatMul(O_PROJ, "att", "xb", false));
+        layer.add(new Op.RmsNorm("xb", POST_ATTN_NORM, "xb", false));
+        layer.add(new Op.Add("x", "xb"));
+        layer.add(new Op.RmsNorm("x", PRE_FFN_NORM, "xb", false));
+        layer.add(new Op.MatMul(GATE_PROJ, "xb", "hb", false));
+        layer.add(new Op.MatMul(UP_PROJ, "xb", "hb2", false));
+        layer.add(new Op.GeluMul("hb", "hb2"));
+        layer.add(new Op.MatMul(DOWN_PROJ, "hb", "xb", false));
+        layer.add(new Op.RmsNorm("xb", POST_FFN_NORM, "xb", false));
+        layer.add(new Op.Add("x", "xb"));
+        List<Op> epilogue = new ArrayList<>(List.of(
+                new Op.RmsNorm("x", FINAL_NORM, "xb", false),
+                new Op.MatMul(tied ? EMBEDDING : HEAD, "xb", "logits", true)));
+        if (config.finalLogitSoftcapping() > 0) {
+            epilogue.add(new Op.SoftCap("logits", config.finalLogitSoftcapping()));
+        }
+        // llama.cpp scales by √hidden in single precision
+        List<Op> prologue = List.of(new Op.Embed(EMBEDDING, "x"),
+                new Op.Scale("x", (float) Math.sqrt(config.hiddenSize())));
+        return new Plan(buffers, prologue, layer, epilogue, "logits");
+    }
+
+    private static Map<String, Plan.Dim> buffers() {
         Map<String, Plan.Dim> buffers = new LinkedHashMap<>();
         buffers.put("x", Plan.Dim.HIDDEN);
         buffers.put("xb", Plan.Dim.HIDDEN);
@@ -144,6 +200,11 @@ public final class StandardPlans {
         buffers.put("hb", Plan.Dim.FFN);
         buffers.put("hb2", Plan.Dim.FFN);
         buffers.put("logits", Plan.Dim.VOCAB);
+        return buffers;
+    }
+
+    public static Plan plan(Variant v) {
+        Map<String, Plan.Dim> buffers = buffers();
 
         List<Op> layer = new ArrayList<>();
         layer.add(new Op.RmsNorm("x", ATTN_NORM, "xb", false));

@@ -1,7 +1,6 @@
 package dev.laneway.engine.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.engine.bench.ModelShape;
 import dev.laneway.engine.bench.RandomModel;
 import dev.laneway.engine.container.Container;
@@ -10,13 +9,11 @@ import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.gguf.GgufWriter;
 import dev.laneway.engine.kernels.RopeFrequencies;
 import dev.laneway.engine.pack.GgufPacker;
+import dev.laneway.engine.testing.LlamaCppReference;
 import dev.laneway.engine.testing.Packed;
-import dev.laneway.spi.GeneratedToken;
-import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
 import dev.laneway.spi.RouteOptions;
-import dev.laneway.spi.Sampling;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,16 +21,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -93,26 +87,8 @@ class RopeLlamaCppTest {
             "profile,java", "profile,native", "profile,fused", "linear,java", "linear,fused", "yarn,java",
             "yarn,native", "yarn,fused", "yarn8,java", "yarn8,fused"})
     void generatesWhatLlamaCppGenerates(String model, String kernels) throws IOException {
-        JsonNode reference = reference(model);
         try (LanewayModel m = open(CONTAINERS.get(model), kernels)) {
-            for (JsonNode r : reference.get("records")) {
-                int[] prompt = ints(r.get("prompt_ids"));
-                int[] expected = ints(r.get("completion_ids"));
-                List<GeneratedToken> tokens = generate(m, prompt, expected.length);
-                assertArrayEquals(expected, tokens.stream().mapToInt(GeneratedToken::id).toArray(),
-                        model + " " + r.get("prompt_ids"));
-                for (int pos = 0; pos < tokens.size(); pos++) {
-                    Map<Integer, Double> ours = new HashMap<>();
-                    tokens.get(pos).top().forEach(t -> ours.put(t.id(), (double) t.logprob()));
-                    for (JsonNode c : r.get("top").get(pos)) {
-                        Double lp = ours.get(c.get("id").asInt());
-                        String where = model + " " + r.get("prompt_ids") + " position " + pos + " token "
-                                + c.get("id");
-                        assertTrue(lp != null, where + " is not among our 10 most likely");
-                        assertEquals(c.get("logprob").asDouble(), lp, LOGPROB_TOLERANCE, where);
-                    }
-                }
-            }
+            LlamaCppReference.assertGenerates(m, reference(model), model, LOGPROB_TOLERANCE);
         }
     }
 
@@ -162,26 +138,7 @@ class RopeLlamaCppTest {
         return Packed.open(container, kernels, RouteOptions.defaults().withOpt("kv", "f32"));
     }
 
-    private static List<GeneratedToken> generate(LanewayModel m, int[] prompt, int n) {
-        List<GeneratedToken> tokens = new ArrayList<>();
-        m.generate(new GenerationRequest(prompt, n, Sampling.GREEDY, 10, true), tokens::add);
-        return tokens;
-    }
-
     private static JsonNode reference(String model) throws IOException {
-        try (InputStream in = RopeLlamaCppTest.class.getResourceAsStream("/rope/" + model + ".json")) {
-            if (in == null) {
-                throw new IllegalStateException("missing test resource rope/" + model + ".json");
-            }
-            return new ObjectMapper().readTree(in);
-        }
-    }
-
-    private static int[] ints(JsonNode array) {
-        int[] v = new int[array.size()];
-        for (int i = 0; i < v.length; i++) {
-            v[i] = array.get(i).asInt();
-        }
-        return v;
+        return LlamaCppReference.read("/rope/" + model + ".json");
     }
 }

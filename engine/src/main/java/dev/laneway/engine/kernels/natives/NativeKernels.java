@@ -1,6 +1,7 @@
 package dev.laneway.engine.kernels.natives;
 
 import dev.laneway.engine.kernels.AttentionShape;
+import dev.laneway.engine.kernels.Gelu;
 import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.KvCache;
@@ -289,14 +290,26 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             requireLength("keys", cache.keys16().length, end);
             requireLength("values", cache.values16().length, end);
             NativeLibrary.attentionHalf(pool, isa.ordinal(), out, q, rowOffset, cache.keys16(), cache.values16(),
-                    kvOffset, batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+                    kvOffset, batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale(),
+                    shape.window());
         } else {
             requireLength("keys", cache.keys().length, end);
             requireLength("values", cache.values().length, end);
             NativeLibrary.attention(pool, isa.ordinal(), out, q, rowOffset, cache.keys(), cache.values(), kvOffset,
-                    batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale());
+                    batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale(),
+                    shape.window());
         }
         Reference.reachabilityFence(this);
+    }
+
+    /** GeGLU's product: in Java, a table lookup per element (see {@link Gelu}). */
+    @Override
+    public void geluMul(float[] gate, float[] up, int n) {
+        requireOpen();
+        requireCount(n);
+        requireLength("gate", gate, n);
+        requireLength("up", up, n);
+        Gelu.mul(gate, up, 0, n);
     }
 
     @Override

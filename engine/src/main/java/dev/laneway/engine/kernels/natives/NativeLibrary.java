@@ -72,15 +72,20 @@ final class NativeLibrary {
     static native void rope(int isa, float[] x, int offset, int batch, int heads, int startPos, int headDim,
             int rotaryDim, @Cast("bool") boolean interleaved, float[] cos, float[] sin);
 
-    /** Attention of the query rows from element {@code rowOffset} of q and out, over keys and values from {@code kvOffset}. */
+    /**
+     * Attention of the query rows from element {@code rowOffset} of q and out, over keys and values from
+     * {@code kvOffset}; {@code window} > 0 limits each query to that many most recent positions.
+     */
     @CriticalRegion
     static native void attention(long pool, int isa, float[] out, float[] q, int rowOffset, float[] keys,
-            float[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale);
+            float[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale,
+            int window);
 
     /** Attention over half-precision keys and values (bits in {@code short}s). */
     @CriticalRegion
     static native void attentionHalf(long pool, int isa, float[] out, float[] q, int rowOffset, short[] keys,
-            short[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale);
+            short[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale,
+            int window);
 
     @CriticalRegion
     static native void siluMul(long pool, int isa, float[] gate, float[] up, int n);
