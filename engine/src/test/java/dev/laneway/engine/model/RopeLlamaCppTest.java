@@ -134,6 +134,29 @@ class RopeLlamaCppTest {
                 e.getMessage());
     }
 
+    /** A rotary dimension smaller than the head (Phi's partial rotary) is refused by name, not rotated in full. */
+    @Test
+    void refusesAPartialRotaryEmbedding() throws IOException {
+        Path plain = dir.resolve("plain.gguf");
+        Path partial = dir.resolve("partial.gguf");
+        dev.laneway.engine.gguf.GgufFile source = dev.laneway.engine.gguf.GgufFile.open(plain);
+        GgufWriter w = new GgufWriter();
+        source.metadata().forEach((k, v) -> w.put(k, k.equals("llama.rope.dimension_count") ? (Object) 8
+                : v instanceof dev.laneway.engine.gguf.GgufArray a ? a.values() : v));
+        w.put("llama.attention.key_length", 16);
+        for (var t : source.tensors()) {
+            w.declare(t.name(), t.dtype(), t.shape());
+        }
+        try (GgufWriter.TensorStream out = w.begin(partial)) {
+            for (var t : source.tensors()) {
+                out.write(t.data());
+            }
+        }
+        FormatException e = assertThrows(FormatException.class, () -> new GgufPacker().pack(partial,
+                dir.resolve("partial"), new PackOptions(Optional.of("f32"), false), PackProgress.NONE));
+        assertTrue(e.getMessage().contains("rope.dimension_count 8 rotates part of a head of 16"), e.getMessage());
+    }
+
     private static LanewayModel open(Path container, String kernels) {
         return Packed.open(container, kernels, RouteOptions.defaults().withOpt("kv", "f32"));
     }
