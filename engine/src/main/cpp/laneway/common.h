@@ -81,6 +81,21 @@ inline uint16_t floatToF16(float f) {
     return (uint16_t)(sign | half);
 }
 
+// GELU in its tanh form over every half-precision input, each result rounded to half precision: llama.cpp's CPU
+// table (Gelu.java builds the same one). Built once, on first use.
+inline const float* geluTable() {
+    static const std::vector<float> table = [] {
+        std::vector<float> t(1 << 16);
+        for (uint32_t bits = 0; bits < t.size(); bits++) {
+            const float x = f16ToFloat((uint16_t)bits);
+            const float g = 0.5f * x * (1.f + std::tanh(0.7978845608f * x * (1.f + 0.044715f * x * x)));
+            t[bits] = f16ToFloat(floatToF16(g));
+        }
+        return t;
+    }();
+    return table.data();
+}
+
 // Where one 32-row × 32-column group of a quantized matrix lies. In the container's tiles (docs/container.md) a group's scales
 // and codes are spread over its tile; the compact layout (see repack) keeps each group in one block.
 struct GroupRef {

@@ -281,6 +281,10 @@ inline void attentionHalf(long long pool, int isa, float* out, const float* q, i
                                    scale, window))
 }
 
+inline void geluMul(long long pool, int isa, float* gate, const float* up, int n) {
+    LW_DISPATCH(isa, geluMul(poolOf(pool), gate, up, n))
+}
+
 inline void siluMul(long long pool, int isa, float* gate, const float* up, int n) {
     LW_DISPATCH(isa, siluMul(poolOf(pool), gate, up, n))
 }

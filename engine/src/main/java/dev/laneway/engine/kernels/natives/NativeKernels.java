@@ -1,7 +1,6 @@
 package dev.laneway.engine.kernels.natives;
 
 import dev.laneway.engine.kernels.AttentionShape;
-import dev.laneway.engine.kernels.Gelu;
 import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.KvCache;
@@ -302,14 +301,15 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         Reference.reachabilityFence(this);
     }
 
-    /** GeGLU's product: in Java, a table lookup per element (see {@link Gelu}). */
+    /** GeGLU's product, from the same half-precision table as {@link dev.laneway.engine.kernels.Gelu}. */
     @Override
     public void geluMul(float[] gate, float[] up, int n) {
         requireOpen();
         requireCount(n);
         requireLength("gate", gate, n);
         requireLength("up", up, n);
-        Gelu.mul(gate, up, 0, n);
+        NativeLibrary.geluMul(pool, isa.ordinal(), gate, up, n);
+        Reference.reachabilityFence(this);
     }
 
     @Override

@@ -90,6 +90,10 @@ final class NativeLibrary {
     @CriticalRegion
     static native void siluMul(long pool, int isa, float[] gate, float[] up, int n);
 
+    /** GeGLU's product from llama.cpp's half-precision GELU table (see {@code Gelu}). */
+    @CriticalRegion
+    static native void geluMul(long pool, int isa, float[] gate, float[] up, int n);
+
     @CriticalRegion
     static native void add(int isa, float[] x, float[] y, int n);
 

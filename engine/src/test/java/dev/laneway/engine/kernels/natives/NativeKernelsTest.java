@@ -314,6 +314,16 @@ class NativeKernelsTest {
             REFERENCE.siluMul(expected, up, n);
             kernels.siluMul(actual, up, n);
             assertClose(expected, actual, 1e-6, 1e-30, "siluMul n " + n);
+            float[] gelu = RandomMatrices.gaussian(n, random);
+            for (int i = 0; i < n; i++) {
+                gelu[i] *= 4f;  // past ±10 now and then: the saturated ends
+            }
+            float[] geluExpected = gelu.clone();
+            float[] geluActual = gelu.clone();
+            REFERENCE.geluMul(geluExpected, up, n);
+            kernels.geluMul(geluActual, up, n);
+            // the same table, built with C's tanh and Java's: at most a half-precision ulp apart, rarely
+            assertClose(geluExpected, geluActual, 0x1p-10, 1e-30, "geluMul n " + n);
 
             float[] sumExpected = gate.clone();
             float[] sumActual = gate.clone();
