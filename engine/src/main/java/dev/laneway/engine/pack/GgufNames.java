@@ -14,17 +14,10 @@ public final class GgufNames {
     }
 
     /**
-     * The name a container gives a GGUF tensor (Hugging Face's, or {@code rope_freqs.weight}, which has no Hugging
-     * Face counterpart), or empty for a tensor Laneway does not know.
-     */
-    public static Optional<String> toHuggingFace(String gguf) {
-        return toHuggingFace(gguf, "llama");
-    }
-
-    /**
-     * As {@link #toHuggingFace(String)}, for a model of Hugging Face {@code model_type} {@code architecture}: Gemma 3
-     * normalises before and after attention and the MLP, so its {@code ffn_norm} is the pre-MLP norm and
-     * {@code post_attention_norm} the norm after attention.
+     * The name a container gives a GGUF tensor of a model of Hugging Face {@code model_type} {@code architecture}
+     * (Hugging Face's, or {@code rope_freqs.weight}, which has no Hugging Face counterpart), or empty for a tensor
+     * Laneway does not know. Gemma 3 normalises before and after attention and the MLP, so its {@code ffn_norm} is the
+     * pre-MLP norm and {@code post_attention_norm} the norm after attention; it has no q/k/v biases.
      */
     public static Optional<String> toHuggingFace(String gguf, String architecture) {
         switch (gguf) {
@@ -44,27 +37,18 @@ public final class GgufNames {
             return Optional.empty();
         }
         String layer = "model.layers." + m.group(1) + ".";
-        if (architecture.equals("gemma3")) {
-            String gemma = switch (m.group(2)) {
-                case "ffn_norm.weight" -> "pre_feedforward_layernorm.weight";
-                case "post_attention_norm.weight" -> "post_attention_layernorm.weight";
-                case "post_ffw_norm.weight" -> "post_feedforward_layernorm.weight";
-                case "attn_q.bias", "attn_k.bias", "attn_v.bias" -> "";
-                default -> null;
-            };
-            if (gemma != null) {
-                return gemma.isEmpty() ? Optional.empty() : Optional.of(layer + gemma);
-            }
-        }
+        boolean gemma = architecture.equals("gemma3");
         String hf = switch (m.group(2)) {
+            case "ffn_norm.weight" -> gemma ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight";
+            case "post_attention_norm.weight" -> gemma ? "post_attention_layernorm.weight" : null;
+            case "post_ffw_norm.weight" -> gemma ? "post_feedforward_layernorm.weight" : null;
+            case "attn_q.bias" -> gemma ? null : "self_attn.q_proj.bias";
+            case "attn_k.bias" -> gemma ? null : "self_attn.k_proj.bias";
+            case "attn_v.bias" -> gemma ? null : "self_attn.v_proj.bias";
             case "attn_norm.weight" -> "input_layernorm.weight";
-            case "ffn_norm.weight" -> "post_attention_layernorm.weight";
             case "attn_q.weight" -> "self_attn.q_proj.weight";
             case "attn_k.weight" -> "self_attn.k_proj.weight";
             case "attn_v.weight" -> "self_attn.v_proj.weight";
-            case "attn_q.bias" -> "self_attn.q_proj.bias";
-            case "attn_k.bias" -> "self_attn.k_proj.bias";
-            case "attn_v.bias" -> "self_attn.v_proj.bias";
             case "attn_output.weight" -> "self_attn.o_proj.weight";
             case "attn_q_norm.weight" -> "self_attn.q_norm.weight";
             case "attn_k_norm.weight" -> "self_attn.k_norm.weight";

@@ -34,7 +34,7 @@ public final class Stories260k {
                 GgufFile g = GgufFile.open(Shared.stories260kGguf());
                 Map<String, Tensor> byHf = new HashMap<>();
                 for (Tensor t : g.tensors()) {
-                    GgufNames.toHuggingFace(t.name()).ifPresent(n -> byHf.put(n, t));
+                    GgufNames.toHuggingFace(t.name(), "llama").ifPresent(n -> byHf.put(n, t));
                 }
                 var plan = StandardPlans.plan(StandardPlans.variant("llama", Rope.Style.INTERLEAVED, true));
                 forward = PlanForward.compile(plan, DIMS, TensorWeights.plain(byHf), new JavaKernels());
