@@ -11,7 +11,7 @@ package dev.laneway.engine.bench;
  * @param vocab   vocabulary size
  * @param context context length
  * @param headDim elements per head (hidden / heads for llama shapes; Gemma's are wider)
- * @param arch    the GGUF architecture: llama or gemma3
+ * @param arch    the GGUF architecture: llama, gemma3 or phi3
  */
 public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn, int vocab, int context, int headDim,
                          String arch) {
@@ -32,12 +32,25 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
     /** The shape of Gemma-3-1B (its 262,144-token vocabulary included). */
     public static final ModelShape GEMMA3_1B = new ModelShape(1152, 26, 4, 1, 6912, 262144, 4096, 256, "gemma3");
 
+    /** The tiny shape as a Phi-3 model: fused projections, three quarters of each head rotated. */
+    public static final ModelShape TINY_PHI3 = new ModelShape(64, 2, 4, 2, 160, 512, 512, 16, "phi3");
+    /** The shape of Phi-4-mini (its 200,064-token vocabulary included). */
+    public static final ModelShape PHI4_MINI = new ModelShape(3072, 32, 24, 8, 8192, 200064, 4096, 128, "phi3");
+
+    /** Elements of each head that RoPE rotates: Phi-3's three quarters, all of the others'. */
+    public int rotaryDim() {
+        return arch.equals("phi3") ? headDim * 3 / 4 : headDim;
+    }
+
     /** Width of the query projection: heads × head dim. */
     public int qDim() {
         return heads * headDim;
     }
 
-    /** A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma3} or {@code gemma3-1b}. */
+    /**
+     * A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma3}, {@code gemma3-1b},
+     * {@code tiny-phi3} or {@code phi4-mini}.
+     */
     public static ModelShape named(String name) {
         return switch (name.toLowerCase(java.util.Locale.ROOT)) {
             case "tiny" -> TINY;
@@ -45,8 +58,10 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "1b", "llama-1b" -> LLAMA_1B;
             case "tiny-gemma3" -> TINY_GEMMA3;
             case "gemma3-1b" -> GEMMA3_1B;
+            case "tiny-phi3" -> TINY_PHI3;
+            case "phi4-mini" -> PHI4_MINI;
             default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b, "
-                    + "tiny-gemma3, gemma3-1b)");
+                    + "tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini)");
         };
     }
 }

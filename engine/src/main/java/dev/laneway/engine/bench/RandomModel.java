@@ -17,13 +17,15 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * Writes a llama- or Gemma-3-architecture GGUF file of a given shape with random weights, so that Laneway and llama.cpp can be
+ * Writes a llama-, Gemma-3- or Phi-3-architecture GGUF file of a given shape with random weights, so that Laneway and llama.cpp can be
  * timed on the same file. Speed does not depend on the values; they are uniform with a variance that keeps
  * activations bounded. The vocabulary is synthetic (byte tokens plus placeholders) but complete enough for llama.cpp.
  *
  * <p>Norm weights are F32; every other matrix, embeddings and output head included, has the chosen type. RoPE
  * frequency factors, when given, are written as llama.cpp writes those of Llama 3.x models: an F32
- * {@code rope_freqs.weight} tensor with one factor per rotated pair.
+ * {@code rope_freqs.weight} tensor with one factor per rotated pair. A Phi-3 model has its q/k/v and gate/up
+ * projections fused and, when given, longrope factors as {@code rope_factors_short.weight} and
+ * {@code rope_factors_long.weight}, as llama.cpp's converter writes them.
  */
 public final class RandomModel {
     private static final int CHUNK_ROWS = 64;
@@ -48,7 +50,7 @@ public final class RandomModel {
      */
     public static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
                              Map<String, Object> ropeScaling) throws IOException {
-        write(s, type, seed, file, ropeFactors, ropeScaling, null);
+        write(s, type, seed, file, ropeFactors, ropeScaling, null, null);
     }
 
     /**
@@ -57,14 +59,31 @@ public final class RandomModel {
      * that tokenizer's.
      */
     public static void write(ModelShape s, DType type, long seed, Path file, GgufFile vocabulary) throws IOException {
-        write(s, type, seed, file, null, Map.of(), vocabulary);
+        write(s, type, seed, file, null, Map.of(), vocabulary, null);
+    }
+
+    /**
+     * A Phi-3 model with longrope factors, one per rotated pair each, and {@code phi3.rope.scaling.*} metadata as
+     * {@link #write(ModelShape, DType, long, Path, float[], Map)} takes it (e.g. {@code original_context_length},
+     * {@code attn_factor}).
+     */
+    public static void writeLongrope(ModelShape s, DType type, long seed, Path file, float[] shortFactors,
+                                     float[] longFactors, Map<String, Object> ropeScaling) throws IOException {
+        write(s, type, seed, file, null, ropeScaling, null, new float[][]{shortFactors, longFactors});
     }
 
     private static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
-                              Map<String, Object> ropeScaling, GgufFile vocabulary) throws IOException {
-        if (ropeFactors != null && ropeFactors.length != s.headDim() / 2) {
-            throw new IllegalArgumentException("a head of " + s.headDim() + " elements rotates " + s.headDim() / 2
-                    + " pairs, got " + ropeFactors.length + " RoPE factors");
+                              Map<String, Object> ropeScaling, GgufFile vocabulary, float[][] longrope)
+            throws IOException {
+        boolean phi3 = s.arch().equals("phi3");
+        for (float[] factors : longrope == null ? new float[][]{ropeFactors} : longrope) {
+            if (factors != null && factors.length != s.rotaryDim() / 2) {
+                throw new IllegalArgumentException("a head rotates " + s.rotaryDim() / 2 + " pairs, got "
+                        + factors.length + " RoPE factors");
+            }
+        }
+        if (longrope != null && !phi3) {
+            throw new IllegalArgumentException("longrope factors are written for phi3 shapes only");
         }
         if (!GgufBlockEncoder.supports(type)) {
             throw new IllegalArgumentException("random models are written as F32, F16, Q8_0, Q4_0 or Q4_1, not " + type);
@@ -94,12 +113,21 @@ public final class RandomModel {
         if (ropeFactors != null) {
             w.declare(RopeFrequencies.FACTORS_TENSOR, DType.F32, ropeFactors.length);
         }
+        if (longrope != null) {
+            w.declare("rope_factors_long.weight", DType.F32, longrope[1].length);
+            w.declare("rope_factors_short.weight", DType.F32, longrope[0].length);
+        }
+        int qkvRows = s.qDim() + 2 * kvDim;
         for (int l = 0; l < s.layers(); l++) {
             String b = "blk." + l + ".";
             w.declare(b + "attn_norm.weight", DType.F32, s.hidden());
-            w.declare(b + "attn_q.weight", type, s.qDim(), s.hidden());
-            w.declare(b + "attn_k.weight", type, kvDim, s.hidden());
-            w.declare(b + "attn_v.weight", type, kvDim, s.hidden());
+            if (phi3) {
+                w.declare(b + "attn_qkv.weight", type, qkvRows, s.hidden());
+            } else {
+                w.declare(b + "attn_q.weight", type, s.qDim(), s.hidden());
+                w.declare(b + "attn_k.weight", type, kvDim, s.hidden());
+                w.declare(b + "attn_v.weight", type, kvDim, s.hidden());
+            }
             if (gemma) {
                 w.declare(b + "attn_q_norm.weight", DType.F32, s.headDim());
                 w.declare(b + "attn_k_norm.weight", DType.F32, s.headDim());
@@ -109,8 +137,12 @@ public final class RandomModel {
                 w.declare(b + "post_attention_norm.weight", DType.F32, s.hidden());
             }
             w.declare(b + "ffn_norm.weight", DType.F32, s.hidden());
-            w.declare(b + "ffn_gate.weight", type, s.ffn(), s.hidden());
-            w.declare(b + "ffn_up.weight", type, s.ffn(), s.hidden());
+            if (phi3) {
+                w.declare(b + "ffn_up.weight", type, 2 * s.ffn(), s.hidden());  // gate rows, then up rows
+            } else {
+                w.declare(b + "ffn_gate.weight", type, s.ffn(), s.hidden());
+                w.declare(b + "ffn_up.weight", type, s.ffn(), s.hidden());
+            }
             w.declare(b + "ffn_down.weight", type, s.hidden(), s.ffn());
             if (gemma) {
                 w.declare(b + "post_ffw_norm.weight", DType.F32, s.hidden());
@@ -126,11 +158,19 @@ public final class RandomModel {
             if (ropeFactors != null) {
                 floats(out, ropeFactors);
             }
+            if (longrope != null) {
+                floats(out, longrope[1]);
+                floats(out, longrope[0]);
+            }
             for (int l = 0; l < s.layers(); l++) {
                 norm(out, s.hidden(), random);
-                matrix(out, type, s.qDim(), s.hidden(), random);
-                matrix(out, type, kvDim, s.hidden(), random);
-                matrix(out, type, kvDim, s.hidden(), random);
+                if (phi3) {
+                    matrix(out, type, qkvRows, s.hidden(), random);
+                } else {
+                    matrix(out, type, s.qDim(), s.hidden(), random);
+                    matrix(out, type, kvDim, s.hidden(), random);
+                    matrix(out, type, kvDim, s.hidden(), random);
+                }
                 if (gemma) {
                     norm(out, s.headDim(), random);
                     norm(out, s.headDim(), random);
@@ -140,8 +180,12 @@ public final class RandomModel {
                     norm(out, s.hidden(), random);
                 }
                 norm(out, s.hidden(), random);
-                matrix(out, type, s.ffn(), s.hidden(), random);
-                matrix(out, type, s.ffn(), s.hidden(), random);
+                if (phi3) {
+                    matrix(out, type, 2 * s.ffn(), s.hidden(), random);
+                } else {
+                    matrix(out, type, s.ffn(), s.hidden(), random);
+                    matrix(out, type, s.ffn(), s.hidden(), random);
+                }
                 matrix(out, type, s.hidden(), s.ffn(), random);
                 if (gemma) {
                     norm(out, s.hidden(), random);
@@ -170,7 +214,7 @@ public final class RandomModel {
         w.put(a + "feed_forward_length", s.ffn());
         w.put(a + "attention.head_count", s.heads());
         w.put(a + "attention.head_count_kv", s.kvHeads());
-        w.put(a + "rope.dimension_count", s.headDim());
+        w.put(a + "rope.dimension_count", s.rotaryDim());
         if (s.arch().equals("gemma3")) {
             // as Gemma 3: global layers at base 10^6, sliding-window ones at 10^4 (the tiny shape: every other one)
             w.put(a + "attention.key_length", s.headDim());
@@ -184,6 +228,9 @@ public final class RandomModel {
         } else {
             w.put(a + "rope.freq_base", 10000f);
             w.put(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+        }
+        if (s.arch().equals("phi3")) {
+            w.put(a + "attention.sliding_window", 0);  // as Phi-4-mini's converter writes it: no window
         }
     }
 
@@ -273,6 +320,7 @@ public final class RandomModel {
     public static void main(String[] args) throws IOException {
         List<String> positional = new ArrayList<>();
         float[] ropeFactors = null;
+        float[][] longrope = new float[2][];
         Map<String, Object> ropeScaling = new java.util.LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--rope-scaling") && i + 1 < args.length) {
@@ -283,24 +331,38 @@ public final class RandomModel {
                             : v.matches("-?[\\d.]+(e-?\\d+)?") ? (Object) Float.valueOf(v) : v);
                 }
             } else if (args[i].equals("--rope-freqs") && i + 1 < args.length) {
-                String[] parts = args[++i].split(",");
-                ropeFactors = new float[parts.length];
-                for (int p = 0; p < parts.length; p++) {
-                    ropeFactors[p] = Float.parseFloat(parts[p].trim());
-                }
+                ropeFactors = floats(args[++i]);
+            } else if (args[i].equals("--longrope-short") && i + 1 < args.length) {
+                longrope[0] = floats(args[++i]);
+            } else if (args[i].equals("--longrope-long") && i + 1 < args.length) {
+                longrope[1] = floats(args[++i]);
             } else {
                 positional.add(args[i]);
             }
         }
         if (positional.size() < 3) {
-            System.err.println("usage: RandomModel tiny|stories15m|1b|tiny-gemma3|gemma3-1b F32|F16|Q8_0|Q4_0|Q4_1 FILE "
-                    + "[SEED] "
-                    + "[--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...]");
+            System.err.println("usage: RandomModel tiny|stories15m|1b|tiny-gemma3|gemma3-1b|tiny-phi3|phi4-mini "
+                    + "F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
+                    + "[--longrope-short F,F,... --longrope-long F,F,...]");
             System.exit(2);
         }
         ModelShape shape = ModelShape.named(positional.get(0));
         DType type = DType.valueOf(positional.get(1).toUpperCase(java.util.Locale.ROOT));
         long seed = positional.size() > 3 ? Long.parseLong(positional.get(3)) : 1;
-        write(shape, type, seed, Path.of(positional.get(2)), ropeFactors, ropeScaling);
+        if ((longrope[0] == null) != (longrope[1] == null)) {
+            System.err.println("--longrope-short and --longrope-long go together");
+            System.exit(2);
+        }
+        write(shape, type, seed, Path.of(positional.get(2)), ropeFactors, ropeScaling, null,
+                longrope[0] == null ? null : longrope);
+    }
+
+    private static float[] floats(String list) {
+        String[] parts = list.split(",");
+        float[] v = new float[parts.length];
+        for (int p = 0; p < parts.length; p++) {
+            v[p] = Float.parseFloat(parts[p].trim());
+        }
+        return v;
     }
 }

@@ -59,7 +59,14 @@ public final class ConfigJson {
             throw new FormatException(file, "config.json field layer_types is not supported; give "
                     + "sliding_window_pattern");
         }
+        boolean phi3 = modelType.equals("phi3");
         double ropeTheta = f.optionalDouble("rope_theta", 10000.0);
+        int maxPositions = f.requiredInt("max_position_embeddings");
+        Map<String, Object> ropeScaling = f.rawObject("rope_scaling");
+        String scalingType = String.valueOf(ropeScaling.getOrDefault("rope_type", ropeScaling.get("type")));
+        if (scalingType.equals("longrope") || scalingType.equals("su")) {
+            ropeScaling = longrope(ropeScaling, f.optionalInt("original_max_position_embeddings"), maxPositions);
+        }
         String act = f.optionalString(gemma ? "hidden_activation" : "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
         try {
             return new ModelConfig(
@@ -71,7 +78,7 @@ public final class ConfigJson {
                     f.optionalInt("head_dim").orElse(hidden / heads),
                     f.requiredInt("intermediate_size"),
                     f.requiredInt("vocab_size"),
-                    f.requiredInt("max_position_embeddings"),
+                    maxPositions,
                     ropeTheta,
                     f.requiredDouble("rms_norm_eps"),
                     f.optionalBoolean("tie_word_embeddings", gemma),
@@ -79,15 +86,35 @@ public final class ConfigJson {
                     act,
                     f.optionalInt("bos_token_id"),
                     f.intOrList("eos_token_id"),
-                    f.rawObject("rope_scaling"),
-                    gemma ? f.optionalInt("sliding_window").orElse(0) : 0,
+                    ropeScaling,
+                    gemma || phi3 ? f.optionalInt("sliding_window").orElse(0) : 0,
                     gemma ? f.optionalInt("sliding_window_pattern").orElse(6) : 1,
                     gemma ? f.optionalDouble("rope_local_base_freq", 10000.0) : ropeTheta,
                     gemma ? f.optionalDouble("query_pre_attn_scalar", 0) : 0,
-                    gemma ? f.optionalDouble("final_logit_softcapping", 0) : 0);
+                    gemma ? f.optionalDouble("final_logit_softcapping", 0) : 0,
+                    f.optionalDouble("partial_rotary_factor", 1.0));
         } catch (IllegalArgumentException e) {
             throw new FormatException(file, e.getMessage());
         }
+    }
+
+    /**
+     * A longrope scaling with what Phi-3's config.json says beside it made explicit: the original context (a
+     * top-level {@code original_max_position_embeddings}, else the trained context) and the context's extension
+     * {@code factor} (max_position_embeddings / original), from which the default attention factor follows. The
+     * scaling then means the same in a container whose context is cut.
+     */
+    private static Map<String, Object> longrope(Map<String, Object> scaling, OptionalInt original,
+                                                int maxPositions) {
+        Map<String, Object> m = new LinkedHashMap<>(scaling);
+        if (original.isPresent()) {
+            // as Hugging Face computes it: the top-level field decides the factor
+            m.put("original_max_position_embeddings", original.getAsInt());
+            m.put("factor", (double) maxPositions / original.getAsInt());
+        } else {
+            m.putIfAbsent("original_max_position_embeddings", maxPositions);
+        }
+        return m;
     }
 
     /** The config as Hugging Face config.json text. */
@@ -99,6 +126,7 @@ public final class ConfigJson {
             case "qwen2" -> "Qwen2ForCausalLM";
             case "qwen3" -> "Qwen3ForCausalLM";
             case "gemma3" -> "Gemma3ForCausalLM";
+            case "phi3" -> "Phi3ForCausalLM";
             default -> null;
         };
         if (arch != null) {
@@ -125,6 +153,12 @@ public final class ConfigJson {
             m.put("rope_local_base_freq", c.ropeLocalTheta());
             m.put("query_pre_attn_scalar", c.queryPreAttnScalar() > 0 ? c.queryPreAttnScalar() : c.headDim());
             m.put("final_logit_softcapping", c.finalLogitSoftcapping() > 0 ? c.finalLogitSoftcapping() : null);
+        }
+        if (c.modelType().equals("phi3")) {
+            m.put("sliding_window", c.slidingWindow() > 0 ? c.slidingWindow() : null);
+        }
+        if (c.partialRotaryFactor() != 1) {
+            m.put("partial_rotary_factor", c.partialRotaryFactor());
         }
         m.put("bos_token_id", c.bosTokenId().isPresent() ? c.bosTokenId().getAsInt() : null);
         m.put("eos_token_id", c.eosTokenIds().size() == 1 ? c.eosTokenIds().get(0)

@@ -4,6 +4,7 @@ import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.kernels.RopeFrequencies;
 import dev.laneway.engine.gguf.GgufArray;
 import dev.laneway.engine.gguf.GgufFile;
+import dev.laneway.engine.quant.Dequant;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,7 +15,8 @@ import java.util.OptionalInt;
 
 /**
  * A {@link ModelConfig} from a GGUF file's metadata. Keys are prefixed by {@code general.architecture}: llama,
- * mistral (a llama), qwen2 and qwen3. Tied embeddings are inferred from the absence of {@code output.weight}, and
+ * mistral (a llama), qwen2, qwen3, gemma3 and phi3. Phi-3's longrope factors, stored as the tensors
+ * {@code rope_factors_short.weight} and {@code rope_factors_long.weight}, become its rope_scaling. Tied embeddings are inferred from the absence of {@code output.weight}, and
  * q/k/v biases from {@code blk.0.attn_q.bias}.
  */
 public final class GgufConfig {
@@ -22,7 +24,13 @@ public final class GgufConfig {
     }
 
     /** The architectures whose metadata this reads. */
-    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma3");
+    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma3", "phi3");
+
+    /** Phi-3's longrope factors: tensors in a GGUF file, {@code rope_scaling} lists in config.json. */
+    public static final String SHORT_FACTORS = "rope_factors_short.weight";
+    public static final String LONG_FACTORS = "rope_factors_long.weight";
+    /** The tensors this reads into the config, which a container then does not keep as tensors. */
+    public static final List<String> CONFIG_TENSORS = List.of(SHORT_FACTORS, LONG_FACTORS);
 
     public static ModelConfig from(GgufFile gguf) throws FormatException {
         String arch = gguf.string("general.architecture").orElseThrow(() -> missing(gguf, "general.architecture"));
@@ -34,8 +42,10 @@ public final class GgufConfig {
         int hidden = requiredInt(gguf, p + "embedding_length");
         int heads = requiredInt(gguf, p + "attention.head_count");
         int kvHeads = optionalInt(gguf, p + "attention.head_count_kv").orElse(heads);
+        boolean phi3 = arch.equals("phi3");
+        // Phi-3's rope.dimension_count is the rotated part of a head, not its size
         int headDim = optionalInt(gguf, p + "attention.key_length")
-                .orElse(optionalInt(gguf, p + "rope.dimension_count").orElse(hidden / heads));
+                .orElse(phi3 ? hidden / heads : optionalInt(gguf, p + "rope.dimension_count").orElse(hidden / heads));
         int vocab = optionalInt(gguf, p + "vocab_size")
                 .orElse(gguf.array("tokenizer.ggml.tokens").map(GgufArray::length).orElse(0));
         if (vocab == 0) {
@@ -43,7 +53,7 @@ public final class GgufConfig {
         }
         boolean gemma = arch.equals("gemma3");
         int layers = requiredInt(gguf, p + "block_count");
-        int window = gemma ? optionalInt(gguf, p + "attention.sliding_window").orElse(0) : 0;
+        int window = gemma || phi3 ? optionalInt(gguf, p + "attention.sliding_window").orElse(0) : 0;
         if (gemma && gguf.get(p + "attention.sliding_window_pattern").orElse(null) instanceof GgufArray) {
             throw new FormatException(gguf.path(), p + "attention.sliding_window_pattern as a per-layer array is not "
                     + "supported");
@@ -61,7 +71,7 @@ public final class GgufConfig {
             }
         }
         OptionalInt rotary = optionalInt(gguf, p + "rope.dimension_count");
-        if (rotary.isPresent() && rotary.getAsInt() != headDim) {
+        if (rotary.isPresent() && rotary.getAsInt() != headDim && !phi3) {
             throw new FormatException(gguf.path(), p + "rope.dimension_count " + rotary.getAsInt()
                     + " rotates part of a head of " + headDim + "; partial rotary embedding is not supported");
         }
@@ -91,23 +101,71 @@ public final class GgufConfig {
                     gemma ? "gelu_pytorch_tanh" : "silu",
                     optionalInt(gguf, "tokenizer.ggml.bos_token_id"),
                     eos,
-                    ropeScaling(gguf, p),
+                    phi3 && gguf.tensor(LONG_FACTORS).isPresent() ? longrope(gguf, p)
+                            : ropeScaling(gguf, p, arch),
                     window,
                     pattern,
                     localTheta,
                     queryScalar,
-                    softcap);
+                    softcap,
+                    rotary.isPresent() ? (double) rotary.getAsInt() / headDim : 1.0);
         } catch (IllegalArgumentException e) {
             throw new FormatException(gguf.path(), e.getMessage());
         }
     }
 
-    /** {@code rope.scaling.*} as a Hugging Face rope_scaling object; empty when there is none. */
-    private static Map<String, Object> ropeScaling(GgufFile gguf, String p) throws FormatException {
+    /**
+     * Phi-3's longrope, as llama.cpp applies it: the short or long factors (by the context served against
+     * {@code rope.scaling.original_context_length}, else the trained context) and {@code rope.scaling.attn_factor}
+     * on q and k.
+     */
+    private static Map<String, Object> longrope(GgufFile gguf, String p) throws FormatException {
+        var shortFactors = gguf.tensor(SHORT_FACTORS).orElseThrow(() -> new FormatException(gguf.path(),
+                LONG_FACTORS + " without " + SHORT_FACTORS));
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("rope_type", "longrope");
+        m.put("short_factor", factors(Dequant.toFloat(shortFactors)));
+        m.put("long_factor", factors(Dequant.toFloat(gguf.tensor(LONG_FACTORS).orElseThrow())));
+        m.put("original_max_position_embeddings", optionalInt(gguf, p + "rope.scaling.original_context_length")
+                .orElse(requiredInt(gguf, p + "context_length")));
+        m.put("attention_factor", gguf.number(p + "rope.scaling.attn_factor").orElse(1.0));
+        for (String unsupported : new String[]{"type", "factor", "yarn_log_multiplier", "yarn_ext_factor"}) {
+            if (gguf.get(p + "rope.scaling." + unsupported).isPresent()) {
+                throw new FormatException(gguf.path(), p + "rope.scaling." + unsupported + " beside longrope factors"
+                        + " is not supported");
+            }
+        }
+        return m;
+    }
+
+    private static List<Double> factors(float[] f) {
+        List<Double> list = new ArrayList<>();
+        for (float v : f) {
+            list.add((double) v);
+        }
+        return list;
+    }
+
+    /** {@code rope.scaling.*} as a Hugging Face rope_scaling object; empty when there is none. */
+    private static Map<String, Object> ropeScaling(GgufFile gguf, String p, String arch) throws FormatException {
+        Map<String, Object> m = new LinkedHashMap<>();
+        if (gguf.tensor(SHORT_FACTORS).isPresent() || gguf.tensor(LONG_FACTORS).isPresent()) {
+            throw new FormatException(gguf.path(), "longrope factor tensors (" + SHORT_FACTORS + ", " + LONG_FACTORS
+                    + ") of a " + arch + " model are not supported (supported for phi3, both together)");
+        }
         Optional<String> type = gguf.string(p + "rope.scaling.type");
         if (type.isEmpty() || type.get().equals("none")) {
+            Optional<Double> attn = gguf.number(p + "rope.scaling.attn_factor");
+            if (attn.isPresent() && attn.get().doubleValue() != 1.0) {
+                // llama.cpp scales q and k by it whatever the scaling; computing without it would be wrong
+                throw new FormatException(gguf.path(), p + "rope.scaling.attn_factor " + attn.get()
+                        + " without a scaling type is not supported");
+            }
             return m;
+        }
+        if (type.get().equals("longrope")) {
+            throw new FormatException(gguf.path(), p + "rope.scaling.type longrope is supported only as Phi-3's "
+                    + SHORT_FACTORS + " and " + LONG_FACTORS + " tensors");
         }
         m.put("rope_type", type.get());
         gguf.number(p + "rope.scaling.factor").ifPresent(f -> m.put("factor", f));

@@ -39,15 +39,23 @@ import java.util.OptionalInt;
  * @param queryPreAttnScalar    {@code query_pre_attn_scalar}: attention scores scale by its inverse square root; 0
  *                              for the usual {@code head_dim}
  * @param finalLogitSoftcapping {@code final_logit_softcapping}: logits become cap · tanh(logit / cap); 0 for none
+ * @param partialRotaryFactor   {@code partial_rotary_factor}: the share of each head that RoPE rotates, its first
+ *                              {@link #rotaryDim()} elements (Phi-3/Phi-4-mini: 0.75); 1 for the whole head
  */
 public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
                           int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
                           int maxPositionEmbeddings, double ropeTheta, double rmsNormEps, boolean tieWordEmbeddings,
                           boolean attentionBias, String hiddenAct, OptionalInt bosTokenId, List<Integer> eosTokenIds,
                           Map<String, Object> ropeScaling, int slidingWindow, int slidingWindowPattern,
-                          double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping) {
-    /** The architectures whose layers may attend through a sliding window. */
-    public static final List<String> SLIDING_WINDOW_ARCHITECTURES = List.of("gemma3");
+                          double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping,
+                          double partialRotaryFactor) {
+    /**
+     * The architectures whose layers may attend through a sliding window: Gemma 3's every layer but each
+     * pattern-th, Phi-3's every layer.
+     */
+    public static final List<String> SLIDING_WINDOW_ARCHITECTURES = List.of("gemma3", "phi3");
+    /** The architectures whose RoPE may rotate part of each head. */
+    public static final List<String> PARTIAL_ROTARY_ARCHITECTURES = List.of("phi3");
 
     /** A dense config without Gemma's sliding window, query scalar or soft-capping. */
     public ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
@@ -57,7 +65,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                        Map<String, Object> ropeScaling) {
         this(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim, intermediateSize,
                 vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
-                bosTokenId, eosTokenIds, ropeScaling, 0, 1, ropeTheta, 0, 0);
+                bosTokenId, eosTokenIds, ropeScaling, 0, 1, ropeTheta, 0, 0, 1);
     }
 
     public ModelConfig {
@@ -90,6 +98,20 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
             throw new IllegalArgumentException("sliding_window " + slidingWindow + " of a " + modelType
                     + " model is not supported (supported for " + String.join(", ", SLIDING_WINDOW_ARCHITECTURES) + ")");
         }
+        if (!(partialRotaryFactor > 0 && partialRotaryFactor <= 1)) {
+            throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor
+                    + " is out of range (0, 1]");
+        }
+        if (partialRotaryFactor != 1 && !PARTIAL_ROTARY_ARCHITECTURES.contains(modelType)) {
+            throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor + " of a " + modelType
+                    + " model is not supported (supported for " + String.join(", ", PARTIAL_ROTARY_ARCHITECTURES)
+                    + ")");
+        }
+        int rotary = (int) (headDim * partialRotaryFactor);
+        if (rotary < 2 || rotary % 2 != 0) {
+            throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor + " of a head of "
+                    + headDim + " rotates " + rotary + " elements, not an even number of at least 2");
+        }
         String activation = modelType.equals("gemma3") ? "gelu_pytorch_tanh" : "silu";
         if (!hiddenAct.equals(activation) && !(modelType.equals("gemma3") && hiddenAct.equals("gelu_tanh"))) {
             throw new IllegalArgumentException("hidden_act \"" + hiddenAct + "\" of a " + modelType
@@ -98,26 +120,40 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         eosTokenIds = List.copyOf(eosTokenIds);
         ropeScaling = Collections.unmodifiableMap(new LinkedHashMap<>(ropeScaling));
         // A scaling that cannot be applied is refused here, when the config is read, not at the first token.
-        RopeFrequencies.of(ropeTheta, headDim, ropeScaling, Optional.empty());
+        RopeFrequencies.of(ropeTheta, rotary, ropeScaling, Optional.empty(), maxPositionEmbeddings);
+    }
+
+    /** The elements of each head that RoPE rotates: the first {@code partial_rotary_factor · head_dim}. */
+    public int rotaryDim() {
+        return (int) (headDim * partialRotaryFactor);
     }
 
     /**
-     * The RoPE frequencies of this model, with the per-pair factors of a {@code rope_freqs} tensor if it has one.
+     * The RoPE frequencies of this model serving {@code contextLength} positions, with the per-pair factors of a
+     * {@code rope_freqs} tensor if it has one (longrope picks its long factors for a context beyond the original).
      *
      * @throws IllegalArgumentException when the factors do not fit the heads
      */
-    public RopeFrequencies ropeFrequencies(Optional<float[]> factors) {
-        return RopeFrequencies.of(ropeTheta, headDim, ropeScaling, factors);
+    public RopeFrequencies ropeFrequencies(Optional<float[]> factors, int contextLength) {
+        return RopeFrequencies.of(ropeTheta, rotaryDim(), ropeScaling, factors, contextLength);
     }
 
-    /** Whether layer {@code layer} attends through the sliding window (Gemma 3: all but every pattern-th layer). */
+    /**
+     * Whether layer {@code layer} attends through the sliding window: Gemma 3's all but every pattern-th layer,
+     * Phi-3's every layer.
+     */
     public boolean slidingLayer(int layer) {
-        return slidingWindow > 0 && layer % slidingWindowPattern < slidingWindowPattern - 1;
+        return slidingWindow > 0 && (slidesEveryLayer() || layer % slidingWindowPattern < slidingWindowPattern - 1);
     }
 
-    /** The RoPE frequencies of the sliding-window layers: their own base, no scaling. */
+    /** Whether a sliding window, if there is one, covers every layer (Phi-3) rather than Gemma's pattern. */
+    public boolean slidesEveryLayer() {
+        return modelType.equals("phi3");
+    }
+
+    /** The RoPE frequencies of Gemma's sliding-window layers: their own base, no scaling. */
     public RopeFrequencies localRopeFrequencies() {
-        return RopeFrequencies.plain(ropeLocalTheta, headDim);
+        return RopeFrequencies.plain(ropeLocalTheta, rotaryDim());
     }
 
     /** The factor on q·k: 1 / √query_pre_attn_scalar, else 1 / √head_dim. */
@@ -146,7 +182,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, vocabSize, n, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
                 bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta, queryPreAttnScalar,
-                finalLogitSoftcapping);
+                finalLogitSoftcapping, partialRotaryFactor);
     }
 
     /** The same config with another vocabulary size. */
@@ -154,7 +190,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, n, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias,
                 hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
-                queryPreAttnScalar, finalLogitSoftcapping);
+                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor);
     }
 
     /** The same config with the output head tied to the embedding, or not. */
@@ -162,6 +198,6 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tied, attentionBias,
                 hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
-                queryPreAttnScalar, finalLogitSoftcapping);
+                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor);
     }
 }

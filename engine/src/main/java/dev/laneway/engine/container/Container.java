@@ -205,15 +205,24 @@ public final class Container {
     public Dims dims(int contextLength) throws FormatException {
         RopeFrequencies rope;
         try {
-            rope = config.ropeFrequencies(weights.tensor(RopeFrequencies.FACTORS_TENSOR).map(Dequant::toFloat));
+            rope = config.ropeFrequencies(weights.tensor(RopeFrequencies.FACTORS_TENSOR).map(Dequant::toFloat),
+                    contextLength);
         } catch (IllegalArgumentException e) {
             throw new FormatException(weights.path(), e.getMessage());
         }
+        Dims.SlidingWindow sliding = Dims.SlidingWindow.NONE;
+        if (config.slidingWindow() > 0 && config.slidesEveryLayer()) {
+            // a window as wide as the context changes nothing (Phi-4-mini's), and every layer then attends alike
+            if (config.slidingWindow() < contextLength) {
+                sliding = Dims.SlidingWindow.everyLayer(config.slidingWindow(), rope);
+            }
+        } else if (config.slidingWindow() > 0) {
+            sliding = new Dims.SlidingWindow(config.slidingWindow(), config.slidingWindowPattern(),
+                    config.localRopeFrequencies());
+        }
         return new Dims(config.hiddenSize(), config.numHiddenLayers(), config.numAttentionHeads(),
                 config.numKeyValueHeads(), config.headDim(), config.intermediateSize(), config.vocabSize(),
-                (float) config.rmsNormEps(), rope, contextLength, (float) config.attentionScale(),
-                config.slidingWindow() > 0 ? new Dims.SlidingWindow(config.slidingWindow(),
-                        config.slidingWindowPattern(), config.localRopeFrequencies()) : Dims.SlidingWindow.NONE);
+                (float) config.rmsNormEps(), rope, contextLength, (float) config.attentionScale(), sliding);
     }
 
     /** A tile tensor's logical {@code [rows, cols]}: as the file records it, else from config.json. */

@@ -52,6 +52,22 @@ public record Tensor(String name, DType dtype, long[] shape, ByteBuffer data) {
         return data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
+    /**
+     * Rows {@code from} to {@code from + count} of a matrix, named {@code newName}: a view of the same bytes, since a
+     * row of any element type (blocks included) is stored whole and rows follow each other. Fused projections (a
+     * q/k/v or gate/up matrix stored as one) are split this way, exactly.
+     */
+    public Tensor rows(String newName, long from, long count) {
+        if (rank() != 2 || from < 0 || count < 1 || from + count > shape[0]) {
+            throw new IllegalArgumentException(name + " " + Arrays.toString(shape) + " has no rows " + from + ".."
+                    + (from + count - 1));
+        }
+        long rowBytes = dtype.bytesFor(shape[1]);
+        ByteBuffer bytes = data();
+        bytes.position(Math.toIntExact(from * rowBytes)).limit(Math.toIntExact((from + count) * rowBytes));
+        return new Tensor(newName, dtype, new long[]{count, shape[1]}, bytes);
+    }
+
     @Override
     public String toString() {
         return name + " " + dtype + " " + Arrays.toString(shape);

@@ -13,7 +13,8 @@ import dev.laneway.engine.kernels.RopeFrequencies;
  * @param ffn           feed-forward width
  * @param vocab         vocabulary size
  * @param rmsEps        RMSNorm epsilon
- * @param rope          RoPE frequencies per rotated pair
+ * @param rope          RoPE frequencies per rotated pair; their pairs rotate the head's first {@link #rotaryDim()}
+ *                      elements (all of them unless partial rotary)
  * @param contextLength positions a generation may use
  * @param attentionScale the factor on q·k
  * @param sliding       the layers that attend through a sliding window, and their RoPE
@@ -21,15 +22,20 @@ import dev.laneway.engine.kernels.RopeFrequencies;
 public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
                    RopeFrequencies rope, int contextLength, float attentionScale, SlidingWindow sliding) {
     /**
-     * Gemma 3's local layers: of every {@code period} layers all but the last attend to the {@code size} most recent
-     * positions only, and rotate with {@code rope}.
+     * Layers that attend to the {@code size} most recent positions only, and rotate with {@code rope}: Gemma 3's
+     * all but the last of every {@code period} layers, or every layer ({@code period} 0, Phi-3's).
      */
     public record SlidingWindow(int size, int period, RopeFrequencies rope) {
         /** No layer has a window. */
         public static final SlidingWindow NONE = new SlidingWindow(0, 1, null);
 
+        /** A window on every layer, which rotates as the model does. */
+        public static SlidingWindow everyLayer(int size, RopeFrequencies rope) {
+            return new SlidingWindow(size, 0, rope);
+        }
+
         public boolean covers(int layer) {
-            return size > 0 && layer % period < period - 1;
+            return size > 0 && (period == 0 || layer % period < period - 1);
         }
     }
 
@@ -42,7 +48,7 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
 
     public Dims {
         if (hidden < 1 || layers < 1 || heads < 1 || kvHeads < 1 || headDim < 1 || ffn < 1 || vocab < 1
-                || contextLength < 1 || heads % kvHeads != 0 || rope.pairs() * 2 != headDim) {
+                || contextLength < 1 || heads % kvHeads != 0 || rope.pairs() * 2 > headDim) {
             throw new IllegalArgumentException("inconsistent model dimensions: " + this);
         }
     }
@@ -52,6 +58,11 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
                 double ropeTheta, int contextLength) {
         this(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, RopeFrequencies.plain(ropeTheta, headDim),
                 contextLength);
+    }
+
+    /** The elements of each head that RoPE rotates, from the first. */
+    public int rotaryDim() {
+        return rope.pairs() * 2;
     }
 
     public int qDim() {

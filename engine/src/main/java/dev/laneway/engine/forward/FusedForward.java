@@ -88,7 +88,8 @@ public final class FusedForward implements LaneForward {
             layers.add(tensors.layer(variant, l, shape));
         }
 
-        Rope rope = Rope.of(variant.ropeStyle(), dims.headDim(), dims.headDim(), dims.contextLength(), dims.rope());
+        Rope rope = Rope.of(variant.ropeStyle(), dims.headDim(), dims.rotaryDim(), dims.contextLength(),
+                dims.rope());
         List<Step> steps = new ArrayList<>();
         List<StepInfo> infos = new ArrayList<>();
         steps.add((s, n, pos) -> {

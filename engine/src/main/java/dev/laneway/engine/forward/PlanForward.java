@@ -219,7 +219,7 @@ public final class PlanForward implements LaneForward {
             if (op instanceof Op.RotaryEmbedding r) {
                 boolean local = layer >= 0 && dims.sliding().covers(layer);
                 Rope rope = (local ? localRopes : ropes).computeIfAbsent(r.style(), style -> Rope.of(style,
-                        dims.headDim(), dims.headDim(), dims.contextLength(),
+                        dims.headDim(), dims.rotaryDim(), dims.contextLength(),
                         local ? dims.sliding().rope() : dims.rope()));
                 int q = buffer(r.q());
                 int kk = buffer(r.k());

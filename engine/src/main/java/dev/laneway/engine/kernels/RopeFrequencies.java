@@ -8,7 +8,7 @@ import java.util.Optional;
 /**
  * The angle each rotated pair of a head turns per position: θ^(−2i/rotaryDim) for pair i, changed by the model's
  * RoPE scaling, and the magnitude the rotation scales q and k by (1 but for YaRN). A model's {@code rope_scaling}
- * ({@code linear}, {@code llama3}, {@code yarn}) and a GGUF {@code rope_freqs} tensor (per-pair factors that divide
+ * ({@code linear}, {@code llama3}, {@code yarn}, {@code longrope}) and a GGUF {@code rope_freqs} tensor (per-pair factors that divide
  * the frequencies, as llama.cpp applies them) are read here; any other scaling type or parameter is refused by name,
  * because computing plain RoPE for it would give every position the wrong angle.
  *
@@ -44,11 +44,12 @@ public record RopeFrequencies(double[] perPosition, double magnitude) {
      *
      * @param ropeScaling the {@code rope_scaling} object of its config ({@code rope_type} or, in older configs,
      *                    {@code type}), empty for none
-     * @param factors     the per-pair factors of a {@code rope_freqs} tensor, if the model has one
+     * @param factors       the per-pair factors of a {@code rope_freqs} tensor, if the model has one
+     * @param contextLength the positions served: longrope takes its long factors beyond its original context
      * @throws IllegalArgumentException naming the scaling type or field that cannot be applied
      */
     public static RopeFrequencies of(double theta, int rotaryDim, Map<String, Object> ropeScaling,
-                                     Optional<float[]> factors) {
+                                     Optional<float[]> factors, int contextLength) {
         double[] f = plain(theta, rotaryDim).perPosition;
         double magnitude = 1.0;
         String type = scalingType(ropeScaling);
@@ -62,8 +63,9 @@ public record RopeFrequencies(double[] perPosition, double magnitude) {
             }
             case "llama3" -> llama3(f, ropeScaling);
             case "yarn" -> magnitude = yarn(f, theta, rotaryDim, ropeScaling);
+            case "longrope", "su" -> magnitude = longrope(f, ropeScaling, contextLength);
             default -> throw new IllegalArgumentException("rope_scaling type \"" + type
-                    + "\" is not supported (supported: linear, llama3, yarn)");
+                    + "\" is not supported (supported: linear, llama3, yarn, longrope)");
         }
         if (factors.isPresent()) {
             float[] d = factors.get();
@@ -160,6 +162,56 @@ public record RopeFrequencies(double[] perPosition, double magnitude) {
             return positive(s, "attention_factor");
         }
         return yarnMagnitude(factor);
+    }
+
+    /** The longrope parameters Laneway computes; any other key is refused by name. */
+    private static final java.util.Set<String> LONGROPE_KEYS = java.util.Set.of("rope_type", "type", "short_factor",
+            "long_factor", "original_max_position_embeddings", "factor", "attention_factor");
+
+    /**
+     * Phi-3's longrope: each pair's frequency divided by its factor, the {@code long_factor}s when the context served
+     * exceeds {@code original_max_position_embeddings} (as llama.cpp chooses, once per context), the
+     * {@code short_factor}s otherwise. q and k are scaled by {@code attention_factor}, by default
+     * √(1 + ln(factor) / ln(original)) for a context extended {@code factor} times.
+     *
+     * @return the magnitude
+     */
+    private static double longrope(double[] f, Map<String, Object> s, int contextLength) {
+        for (String key : s.keySet()) {
+            if (!LONGROPE_KEYS.contains(key)) {
+                throw new IllegalArgumentException("rope_scaling." + key + " of a longrope scaling is not supported"
+                        + " (supported: short_factor, long_factor, original_max_position_embeddings, factor,"
+                        + " attention_factor)");
+            }
+        }
+        double original = positive(s, "original_max_position_embeddings");
+        double[] shortFactors = factorList(s, "short_factor", f.length);
+        double[] longFactors = factorList(s, "long_factor", f.length);
+        double[] chosen = contextLength > original ? longFactors : shortFactors;
+        for (int i = 0; i < f.length; i++) {
+            f[i] /= chosen[i];
+        }
+        if (s.containsKey("attention_factor")) {
+            return positive(s, "attention_factor");
+        }
+        double factor = s.containsKey("factor") ? positive(s, "factor") : 1;
+        return factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original));
+    }
+
+    private static double[] factorList(Map<String, Object> s, String key, int pairs) {
+        if (!(s.get(key) instanceof java.util.List<?> list) || list.size() != pairs) {
+            throw new IllegalArgumentException("rope_scaling." + key + " must list " + pairs
+                    + " factors (one per rotated pair), got " + s.get(key));
+        }
+        double[] d = new double[pairs];
+        for (int i = 0; i < pairs; i++) {
+            if (!(list.get(i) instanceof Number n) || !(n.doubleValue() > 0) || Double.isInfinite(n.doubleValue())) {
+                throw new IllegalArgumentException("rope_scaling." + key + "[" + i + "] is " + list.get(i)
+                        + ", not a positive factor");
+            }
+            d[i] = n.doubleValue();
+        }
+        return d;
     }
 
     /** YaRN's default magnitude for a context extended {@code factor} times. */

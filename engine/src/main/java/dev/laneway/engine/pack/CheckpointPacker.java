@@ -26,7 +26,8 @@ import java.util.function.Function;
 /**
  * Packs a Hugging Face checkpoint directory ({@code config.json}, {@code *.safetensors}, {@code tokenizer.json}) into
  * a container. The config and tokenizer files are carried over; Hugging Face q/k weights rotate halves. A tied
- * embedding stored only as {@code lm_head.weight} becomes {@code model.embed_tokens.weight}.
+ * embedding stored only as {@code lm_head.weight} becomes {@code model.embed_tokens.weight}; Phi-3's fused
+ * projections are split ({@link FusedProjections}).
  */
 public final class CheckpointPacker implements ModelPacker {
     private static final String EMBED = "model.embed_tokens.weight";
@@ -52,7 +53,7 @@ public final class CheckpointPacker implements ModelPacker {
                     + config.modelType());
         }
         SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint.open(source);
-        Map<String, Tensor> untied = tensors(checkpoint, config, source);
+        Map<String, Tensor> untied = FusedProjections.split(tensors(checkpoint, config, source), config, source);
         Function<DType, Quant> quant = Quant.chosen(options.quant(), GgufPacker.matrixTypes(untied));
         Map<String, Tensor> tensors = ContainerWriter.withHead(untied, quant);
         var variant = StandardPlans.variant(config.modelType(), Rope.Style.HALVES, !tensors.containsKey(HEAD));

@@ -17,7 +17,9 @@ public final class GgufNames {
      * The name a container gives a GGUF tensor of a model of Hugging Face {@code model_type} {@code architecture}
      * (Hugging Face's, or {@code rope_freqs.weight}, which has no Hugging Face counterpart), or empty for a tensor
      * Laneway does not know. Gemma 3 normalises before and after attention and the MLP, so its {@code ffn_norm} is the
-     * pre-MLP norm and {@code post_attention_norm} the norm after attention; it has no q/k/v biases.
+     * pre-MLP norm and {@code post_attention_norm} the norm after attention; it has no q/k/v biases. Phi-3's fused
+     * {@code attn_qkv} and {@code ffn_up} (gate and up rows) take its Hugging Face names, {@code qkv_proj} and
+     * {@code gate_up_proj}, which {@link FusedProjections} splits.
      */
     public static Optional<String> toHuggingFace(String gguf, String architecture) {
         switch (gguf) {
@@ -38,22 +40,24 @@ public final class GgufNames {
         }
         String layer = "model.layers." + m.group(1) + ".";
         boolean gemma = architecture.equals("gemma3");
+        boolean phi3 = architecture.equals("phi3");
         String hf = switch (m.group(2)) {
+            case "attn_qkv.weight" -> phi3 ? FusedProjections.QKV : null;
             case "ffn_norm.weight" -> gemma ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight";
             case "post_attention_norm.weight" -> gemma ? "post_attention_layernorm.weight" : null;
             case "post_ffw_norm.weight" -> gemma ? "post_feedforward_layernorm.weight" : null;
-            case "attn_q.bias" -> gemma ? null : "self_attn.q_proj.bias";
-            case "attn_k.bias" -> gemma ? null : "self_attn.k_proj.bias";
-            case "attn_v.bias" -> gemma ? null : "self_attn.v_proj.bias";
+            case "attn_q.bias" -> gemma || phi3 ? null : "self_attn.q_proj.bias";
+            case "attn_k.bias" -> gemma || phi3 ? null : "self_attn.k_proj.bias";
+            case "attn_v.bias" -> gemma || phi3 ? null : "self_attn.v_proj.bias";
             case "attn_norm.weight" -> "input_layernorm.weight";
             case "attn_q.weight" -> "self_attn.q_proj.weight";
             case "attn_k.weight" -> "self_attn.k_proj.weight";
             case "attn_v.weight" -> "self_attn.v_proj.weight";
             case "attn_output.weight" -> "self_attn.o_proj.weight";
-            case "attn_q_norm.weight" -> "self_attn.q_norm.weight";
-            case "attn_k_norm.weight" -> "self_attn.k_norm.weight";
-            case "ffn_gate.weight" -> "mlp.gate_proj.weight";
-            case "ffn_up.weight" -> "mlp.up_proj.weight";
+            case "attn_q_norm.weight" -> phi3 ? null : "self_attn.q_norm.weight";
+            case "attn_k_norm.weight" -> phi3 ? null : "self_attn.k_norm.weight";
+            case "ffn_gate.weight" -> phi3 ? null : "mlp.gate_proj.weight";
+            case "ffn_up.weight" -> phi3 ? FusedProjections.GATE_UP : "mlp.up_proj.weight";
             case "ffn_down.weight" -> "mlp.down_proj.weight";
             default -> null;
         };

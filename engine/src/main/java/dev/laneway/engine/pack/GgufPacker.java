@@ -53,7 +53,7 @@ public final class GgufPacker implements ModelPacker {
     public void pack(Path sourcePath, Path target, PackOptions options, PackProgress progress) throws IOException {
         GgufFile gguf = GgufFile.open(sourcePath);
         ModelConfig config = GgufConfig.from(gguf);
-        Map<String, Tensor> source = hfTensors(gguf, config.modelType());
+        Map<String, Tensor> source = FusedProjections.split(hfTensors(gguf, config.modelType()), config, sourcePath);
         boolean tied = !source.containsKey(StandardPlans.HEAD);
         config = config.withTiedEmbeddings(tied);
         Function<DType, Quant> quant = Quant.chosen(options.quant(), matrixTypes(source));
@@ -86,6 +86,9 @@ public final class GgufPacker implements ModelPacker {
     static Map<String, Tensor> hfTensors(GgufFile gguf, String architecture) throws FormatException {
         Map<String, Tensor> tensors = new LinkedHashMap<>();
         for (Tensor t : gguf.tensors()) {
+            if (GgufConfig.CONFIG_TENSORS.contains(t.name())) {
+                continue;  // read into config.json's rope_scaling
+            }
             var hf = GgufNames.toHuggingFace(t.name(), architecture);
             if (hf.isEmpty()) {
                 throw new FormatException(gguf.path(), "tensor " + t.name() + " is not one Laneway knows for "

@@ -11,7 +11,8 @@ import java.util.Optional;
 
 /**
  * The plans of the dense llama-family architectures, in Hugging Face tensor names: llama and mistral (plain), qwen2
- * (q/k/v biases), qwen3 (per-head q/k RMSNorm).
+ * (q/k/v biases), qwen3 (per-head q/k RMSNorm), phi3 (llama's layer once its fused projections are split, see
+ * docs/plan.md; its partial rotary and longrope are in the RoPE tables, not the plan).
  */
 public final class StandardPlans {
     private static final String LAYER = "model.layers.{L}.";
@@ -45,7 +46,7 @@ public final class StandardPlans {
     /** The variant of a Hugging Face {@code model_type}, or null when it is not a dense llama-family one. */
     public static Variant variant(String modelType, Rope.Style ropeStyle, boolean tied) {
         return switch (modelType) {
-            case "llama", "mistral" -> new Variant(false, false, ropeStyle, tied);
+            case "llama", "mistral", "phi3" -> new Variant(false, false, ropeStyle, tied);
             case "qwen2" -> new Variant(true, false, ropeStyle, tied);
             case "qwen3" -> new Variant(false, true, ropeStyle, tied);
             default -> null;
@@ -135,7 +136,7 @@ public final class StandardPlans {
 
     /** The architectures {@link #variant} knows. */
     public static List<String> architectures() {
-        return List.of("llama", "mistral", "qwen2", "qwen3");
+        return List.of("llama", "mistral", "qwen2", "qwen3", "phi3");
     }
 
     /**

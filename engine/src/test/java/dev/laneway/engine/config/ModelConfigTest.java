@@ -204,8 +204,8 @@ class ModelConfigTest {
                 .f32("qwen3.rope.scaling.factor", 4f)
                 .write(dir.resolve("l.gguf"));
         e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(longrope)));
-        assertEquals(longrope + ": rope_scaling type \"longrope\" is not supported (supported: linear, llama3, yarn)",
-                e.getMessage());
+        assertEquals(longrope + ": qwen3.rope.scaling.type longrope is supported only as Phi-3's "
+                + "rope_factors_short.weight and rope_factors_long.weight tensors", e.getMessage());
         Path logMul = qwen(new GgufBuilder(3).string("general.architecture", "qwen3"), "qwen3")
                 .kv("qwen3.rope.scaling.type", GgufBuilder.STRING, b -> b.str("yarn"))
                 .f32("qwen3.rope.scaling.factor", 4f)

@@ -2,6 +2,8 @@ package dev.laneway.engine.kernels;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -12,6 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RopeFrequenciesTest {
     private static final double THETA = 500_000;
     private static final int HEAD_DIM = 64;
+    /** The positions served, for the scalings that depend on it (longrope). */
+    private static final int CONTEXT = 4096;
 
     private static double plain(int i) {
         return Math.pow(THETA, -2.0 * i / HEAD_DIM);
@@ -19,18 +23,18 @@ class RopeFrequenciesTest {
 
     @Test
     void plainRopeTurnsPairIByThetaToTheMinusTwoIOverD() {
-        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.empty());
+        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.empty(), CONTEXT);
         assertEquals(32, f.pairs());
         for (int i = 0; i < f.pairs(); i++) {
             assertEquals(plain(i), f.at(i), 1e-15 * plain(0));
         }
-        assertEquals(f, RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "default"), Optional.empty()));
+        assertEquals(f, RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "default"), Optional.empty(), CONTEXT));
     }
 
     @Test
     void linearScalingDividesEveryFrequency() {
         RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of("type", "linear", "factor", 4.0),
-                Optional.empty());
+                Optional.empty(), CONTEXT);
         for (int i = 0; i < f.pairs(); i++) {
             assertEquals(plain(i) / 4, f.at(i), 1e-15);
         }
@@ -48,7 +52,7 @@ class RopeFrequenciesTest {
         double original = 8192;
         RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "llama3", "factor", factor,
                 "low_freq_factor", low, "high_freq_factor", high, "original_max_position_embeddings", 8192),
-                Optional.empty());
+                Optional.empty(), CONTEXT);
         int kept = 0;
         int divided = 0;
         int blended = 0;
@@ -77,16 +81,16 @@ class RopeFrequenciesTest {
         for (int i = 0; i < factors.length; i++) {
             factors[i] = 1 + i;
         }
-        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(factors));
+        RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(factors), CONTEXT);
         for (int i = 0; i < f.pairs(); i++) {
             assertEquals(plain(i) / (1 + i), f.at(i), 1e-15);
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(new float[16])));
+                () -> RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(new float[16]), CONTEXT));
         assertEquals("rope_freqs.weight has 16 factors, expected 32 (one per rotated pair)", e.getMessage());
         factors[3] = 0;
         e = assertThrows(IllegalArgumentException.class,
-                () -> RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(factors)));
+                () -> RopeFrequencies.of(THETA, HEAD_DIM, Map.of(), Optional.of(factors), CONTEXT));
         assertEquals("rope_freqs.weight[3] is 0.0, not a positive factor", e.getMessage());
     }
 
@@ -99,7 +103,7 @@ class RopeFrequenciesTest {
     @Test
     void yarnBlendsBetweenTheCorrectionPairs() {
         RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "yarn", "factor", 8.0,
-                "original_max_position_embeddings", 256, "beta_fast", 8.0, "beta_slow", 2.0), Optional.empty());
+                "original_max_position_embeddings", 256, "beta_fast", 8.0, "beta_slow", 2.0), Optional.empty(), CONTEXT);
         RopeFrequencies plain = RopeFrequencies.plain(THETA, HEAD_DIM);
         double low = Math.floor(HEAD_DIM * Math.log(256 / (8 * 2 * Math.PI)) / (2 * Math.log(THETA)));
         double high = Math.ceil(HEAD_DIM * Math.log(256 / (2 * 2 * Math.PI)) / (2 * Math.log(THETA)));
@@ -113,27 +117,67 @@ class RopeFrequenciesTest {
         assertEquals(0.1 * Math.log(8) + 1, f.magnitude(), 1e-12);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RopeFrequencies.of(THETA,
                 HEAD_DIM, Map.of("rope_type", "yarn", "factor", 8.0, "original_max_position_embeddings", 256,
-                        "mscale_all_dim", 1.0), Optional.empty()));
+                        "mscale_all_dim", 1.0), Optional.empty(), CONTEXT));
         assertTrue(e.getMessage().startsWith("rope_scaling.mscale_all_dim of a yarn scaling is not supported"),
+                e.getMessage());
+    }
+
+    /**
+     * Phi-3's longrope: the short factors up to the original context, the long ones beyond it, and by default q and k
+     * scaled by √(1 + ln(factor) / ln(original)), as llama.cpp's converter computes its attn_factor.
+     */
+    @Test
+    void longropeTakesTheFactorsOfTheContextServed() {
+        List<Double> shortFactors = new ArrayList<>();
+        List<Double> longFactors = new ArrayList<>();
+        for (int i = 0; i < HEAD_DIM / 2; i++) {
+            shortFactors.add(1.0 + i / 100.0);
+            longFactors.add(2.0 + i);
+        }
+        Map<String, Object> scaling = Map.of("rope_type", "longrope", "short_factor", shortFactors, "long_factor",
+                longFactors, "original_max_position_embeddings", 4096, "factor", 32.0);
+        RopeFrequencies plain = RopeFrequencies.plain(THETA, HEAD_DIM);
+        RopeFrequencies within = RopeFrequencies.of(THETA, HEAD_DIM, scaling, Optional.empty(), 4096);
+        RopeFrequencies beyond = RopeFrequencies.of(THETA, HEAD_DIM, scaling, Optional.empty(), 4097);
+        for (int i = 0; i < HEAD_DIM / 2; i++) {
+            assertEquals(plain.at(i) / shortFactors.get(i), within.at(i), 1e-15, "pair " + i);
+            assertEquals(plain.at(i) / longFactors.get(i), beyond.at(i), 1e-15, "pair " + i);
+        }
+        double magnitude = Math.sqrt(1 + Math.log(32) / Math.log(4096));
+        assertEquals(magnitude, within.magnitude(), 1e-12);
+        assertEquals(magnitude, beyond.magnitude(), 1e-12);
+        Map<String, Object> su = new java.util.HashMap<>(scaling);
+        su.put("rope_type", "su");
+        su.put("attention_factor", 1.5);
+        assertEquals(1.5, RopeFrequencies.of(THETA, HEAD_DIM, su, Optional.empty(), 4096).magnitude());
+        su.put("long_factor", longFactors.subList(1, longFactors.size()));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RopeFrequencies.of(THETA, HEAD_DIM, su, Optional.empty(), 4096));
+        assertTrue(e.getMessage().startsWith("rope_scaling.long_factor must list 32 factors"), e.getMessage());
+        su.put("long_factor", longFactors);
+        su.put("mscale", 1.0);
+        e = assertThrows(IllegalArgumentException.class,
+                () -> RopeFrequencies.of(THETA, HEAD_DIM, su, Optional.empty(), 4096));
+        assertTrue(e.getMessage().startsWith("rope_scaling.mscale of a longrope scaling is not supported"),
                 e.getMessage());
     }
 
     @Test
     void refusesWhatItCannotApplyByName() {
-        for (String type : new String[]{"longrope", "su", "dynamic", "mrope"}) {
+        for (String type : new String[]{"dynamic", "mrope"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RopeFrequencies.of(
-                    THETA, HEAD_DIM, Map.of("rope_type", type, "factor", 2.0), Optional.empty()));
+                    THETA, HEAD_DIM, Map.of("rope_type", type, "factor", 2.0), Optional.empty(), CONTEXT));
             assertTrue(e.getMessage().startsWith("rope_scaling type \"" + type + "\" is not supported"),
                     e.getMessage());
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RopeFrequencies.of(
-                THETA, HEAD_DIM, Map.of("rope_type", "linear"), Optional.empty()));
+                THETA, HEAD_DIM, Map.of("rope_type", "linear"), Optional.empty(), CONTEXT));
         assertEquals("rope_scaling.factor must be a positive number, got null", e.getMessage());
     }
 
     @Test
     void tablesUseTheScaledFrequencies() {
-        RopeFrequencies f = RopeFrequencies.of(10000, 8, Map.of(), Optional.of(new float[]{1, 2, 4, 8}));
+        RopeFrequencies f = RopeFrequencies.of(10000, 8, Map.of(), Optional.of(new float[]{1, 2, 4, 8}), CONTEXT);
         Rope rope = Rope.of(Rope.Style.INTERLEAVED, 8, 8, 3, f);
         for (int i = 0; i < 4; i++) {
             double angle = 2 * Math.pow(10000, -2.0 * i / 8) / (1 << i);

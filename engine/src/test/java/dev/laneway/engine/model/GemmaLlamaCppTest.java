@@ -85,7 +85,7 @@ class GemmaLlamaCppTest {
     @Test
     void theWindowChangesTheOutput() throws IOException {
         Path full = dir.resolve("full-attention");
-        copy(container, full);
+        Packed.copy(container, full);
         String json = Files.readString(full.resolve(Container.CONFIG));
         Files.writeString(full.resolve(Container.CONFIG), json.replaceFirst("\"sliding_window\" : 4",
                 "\"sliding_window\" : 0"));
@@ -115,15 +115,6 @@ class GemmaLlamaCppTest {
         var e = assertThrows(IllegalArgumentException.class, () -> new ModelConfig("llama", 64, 2, 4, 2, 16, 160,
                 512, 512, 10000, 1e-5, false, false, "gelu", java.util.OptionalInt.empty(), List.of(), Map.of()));
         assertTrue(e.getMessage().contains("hidden_act \"gelu\""), e.getMessage());
-    }
-
-    private static void copy(Path from, Path to) throws IOException {
-        Files.createDirectories(to);
-        try (var files = Files.list(from)) {
-            for (Path f : files.toList()) {
-                Files.copy(f, to.resolve(f.getFileName()));
-            }
-        }
     }
 
     private static LanewayModel open(Path container, String kernels) {

@@ -1,5 +1,7 @@
 package dev.laneway.engine.pack;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.engine.bench.ModelShape;
 import dev.laneway.engine.bench.RandomModel;
 import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.ModelConfig;
@@ -7,10 +9,12 @@ import dev.laneway.engine.container.Container;
 import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.Tensor;
 import dev.laneway.engine.forward.PlanForward;
+import dev.laneway.engine.gguf.GgufFile;
 import dev.laneway.engine.gguf.GgufWriter;
 import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.quant.Dequant;
 import dev.laneway.engine.safetensors.SafetensorsCheckpoint;
+import dev.laneway.engine.tokenizer.GgufTokenizerConverter;
 import dev.laneway.engine.testing.Shared;
 import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
@@ -20,11 +24,14 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -59,6 +66,95 @@ class CheckpointMatchesGgufTest {
             }
         }
         assertTrue(worst < 1e-4, "max logit difference " + worst);
+    }
+
+    /**
+     * Phi-3: a checkpoint in Hugging Face's names and config (fused {@code qkv_proj} and {@code gate_up_proj},
+     * {@code partial_rotary_factor}, longrope factors as rope_scaling lists beside a top-level original context) and
+     * the GGUF file it was written from (llama.cpp's names, factor tensors, the attention factor its converter
+     * computes) pack into containers with the same logits.
+     */
+    @Test
+    void aPhi3CheckpointAndItsGgufComputeTheSameLogits() throws IOException {
+        float[] shortFactors = {1.0f, 1.2f, 1.5f, 2.0f, 3.0f, 4.0f};
+        float[] longFactors = {1.5f, 2.5f, 4.0f, 6.0f, 10.0f, 16.0f};
+        Path gguf = dir.resolve("phi3.gguf");
+        // the tiny shape's 512 positions over an original 128: factor 4, √(1 + ln 4 / ln 128) on q and k
+        RandomModel.writeLongrope(ModelShape.TINY_PHI3, DType.F32, 3, gguf, shortFactors, longFactors,
+                Map.of("original_context_length", 128, "attn_factor", (float) Math.sqrt(1 + Math.log(4) / Math.log(128))));
+        Path checkpoint = dir.resolve("phi3-hf");
+        writePhi3Checkpoint(GgufFile.open(gguf), shortFactors, longFactors, checkpoint);
+
+        PackOptions f32 = new PackOptions(Optional.of("f32"), false);
+        new CheckpointPacker().pack(checkpoint, dir.resolve("hf"), f32, PackProgress.NONE);
+        new GgufPacker().pack(gguf, dir.resolve("gguf"), f32, PackProgress.NONE);
+        var fromGguf = Container.open(dir.resolve("gguf")).dims(512);
+        var fromHf = Container.open(dir.resolve("hf")).dims(512);
+        assertEquals(fromGguf.rotaryDim(), fromHf.rotaryDim());
+        assertEquals(fromGguf.rope().magnitude(), fromHf.rope().magnitude(), 1e-7);  // the GGUF's is a float
+        assertEquals(fromGguf.rope().at(5), fromHf.rope().at(5));
+        PlanForward a = forward(dir.resolve("hf"));
+        PlanForward b = forward(dir.resolve("gguf"));
+        int[] prompt = {1, 300, 301, 302, 303, 260, 470, 311, 299, 505, 401};
+        float[] x = a.forward(a.newState(prompt.length), prompt, 0, prompt.length, 0);
+        float[] y = b.forward(b.newState(prompt.length), prompt, 0, prompt.length, 0);
+        double worst = 0;
+        for (int i = 0; i < ModelShape.TINY_PHI3.vocab(); i++) {
+            worst = Math.max(worst, Math.abs(x[i] - y[i]));
+        }
+        assertTrue(worst < 1e-4, "max logit difference " + worst);
+    }
+
+    /** A Phi-3 checkpoint as Hugging Face stores one, F32, of a GGUF file's weights. */
+    private static void writePhi3Checkpoint(GgufFile gguf, float[] shortFactors, float[] longFactors, Path dir)
+            throws IOException {
+        Files.createDirectories(dir);
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        for (Tensor t : gguf.tensors()) {
+            if (!t.name().startsWith("rope_factors")) {
+                tensors.put(GgufNames.toHuggingFace(t.name(), "phi3").orElseThrow(), t);
+            }
+        }
+        assertTrue(tensors.containsKey("model.layers.0." + FusedProjections.QKV));
+        Map<String, Object> header = new LinkedHashMap<>();
+        long offset = 0;
+        for (var e : tensors.entrySet()) {
+            long size = e.getValue().data().remaining();
+            header.put(e.getKey(), Map.of("dtype", "F32", "shape", e.getValue().shape(), "data_offsets",
+                    new long[]{offset, offset + size}));
+            offset += size;
+        }
+        ObjectMapper json = new ObjectMapper();
+        byte[] head = json.writeValueAsBytes(header);
+        ByteBuffer out = ByteBuffer.allocate((int) (8 + head.length + offset)).order(ByteOrder.LITTLE_ENDIAN);
+        out.putLong(head.length).put(head);
+        tensors.values().forEach(t -> out.put(t.data()));
+        Files.write(dir.resolve("model.safetensors"), out.array());
+
+        ModelShape s = ModelShape.TINY_PHI3;
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("architectures", List.of("Phi3ForCausalLM"));
+        config.put("model_type", "phi3");
+        config.put("hidden_size", s.hidden());
+        config.put("num_hidden_layers", s.layers());
+        config.put("num_attention_heads", s.heads());
+        config.put("num_key_value_heads", s.kvHeads());
+        config.put("intermediate_size", s.ffn());
+        config.put("vocab_size", s.vocab());
+        config.put("max_position_embeddings", s.context());
+        config.put("original_max_position_embeddings", 128);
+        config.put("partial_rotary_factor", 0.75);
+        config.put("rope_theta", 10000.0);
+        config.put("rms_norm_eps", 1e-5);
+        config.put("hidden_act", "silu");
+        config.put("tie_word_embeddings", false);
+        config.put("sliding_window", null);
+        config.put("rope_scaling", Map.of("type", "longrope", "short_factor", shortFactors, "long_factor",
+                longFactors));
+        config.put("bos_token_id", 1);
+        config.put("eos_token_id", 2);
+        Files.write(dir.resolve("config.json"), json.writeValueAsBytes(config));
+        Files.writeString(dir.resolve("tokenizer.json"), GgufTokenizerConverter.convert(gguf).tokenizerJson());
     }
 
     private static PlanForward forward(Path container) throws IOException {

@@ -56,6 +56,16 @@ public final class Packed {
         }
     }
 
+    /** Copies a container's files to a new directory {@code to}, for a test to change one of them. */
+    public static void copy(Path container, Path to) throws IOException {
+        Files.createDirectories(to);
+        try (var files = Files.list(container)) {
+            for (Path f : files.toList()) {
+                Files.copy(f, to.resolve(f.getFileName()));
+            }
+        }
+    }
+
     private static Path pack(String name, Path source, String quant, boolean lane) {
         return PACKED.computeIfAbsent(name, n -> {
             try {

@@ -92,12 +92,13 @@ class DxRouteTest {
 
     @Test
     void declinesAnArchitectureItDoesNotFuse() throws IOException {
-        Path dir = copy(Packed.stories260k("f32"), "phi3");
+        Path dir = copy(Packed.stories260k("f32"), "starcoder2");
         Path config = dir.resolve(Container.CONFIG);
-        Files.writeString(config, Files.readString(config).replace("\"llama\"", "\"phi3\""));
+        Files.writeString(config, Files.readString(config).replace("\"llama\"", "\"starcoder2\""));
         Claim.Declined d = assertInstanceOf(Claim.Declined.class, dx.claim(dir, RouteOptions.defaults()));
         assertTrue(d.recognised());
-        assertEquals("model_type 'phi3' is not an architecture dx fuses (llama, mistral, qwen2, qwen3)", d.reason());
+        assertEquals("model_type 'starcoder2' is not an architecture dx fuses (llama, mistral, qwen2, qwen3, phi3)",
+                d.reason());
     }
 
     @Test

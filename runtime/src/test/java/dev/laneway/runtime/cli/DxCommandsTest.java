@@ -145,10 +145,10 @@ class DxCommandsTest {
 
     @Test
     void anArchitectureDxDoesNotFuseIsServedByTheGenericRouteUnlessDxIsForced() throws IOException {
-        Path phi = copy(stories, "phi3");
+        Path phi = copy(stories, "gemma3");
         Path config = phi.resolve("config.json");
-        Files.writeString(config, Files.readString(config).replace("\"llama\"", "\"phi3\""));
-        String reason = "model_type 'phi3' is not an architecture dx fuses (llama, mistral, qwen2, qwen3)";
+        Files.writeString(config, Files.readString(config).replace("\"llama\"", "\"gemma3\""));
+        String reason = "model_type 'gemma3' is not an architecture dx fuses (llama, mistral, qwen2, qwen3, phi3)";
 
         CommandLineTest.Outcome routes = run("routes", "-m", phi.toString());
         assertEquals(ExitCodes.OK, routes.code(), routes.out());
