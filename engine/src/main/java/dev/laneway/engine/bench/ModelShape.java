@@ -11,10 +11,18 @@ package dev.laneway.engine.bench;
  * @param vocab   vocabulary size
  * @param context context length
  * @param headDim elements per head (hidden / heads for llama shapes; Gemma's are wider)
- * @param arch    the GGUF architecture: llama, gemma3 or phi3
+ * @param arch    the GGUF architecture: llama, gemma3, phi3 or qwen3moe
+ * @param experts     a mixture's experts, 0 for a dense MLP ({@code ffn} is then each expert's width)
+ * @param expertsUsed the experts each token runs through
  */
 public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn, int vocab, int context, int headDim,
-                         String arch) {
+                         String arch, int experts, int expertsUsed) {
+    /** A dense shape. */
+    public ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn, int vocab, int context, int headDim,
+                      String arch) {
+        this(hidden, layers, heads, kvHeads, ffn, vocab, context, headDim, arch, 0, 0);
+    }
+
     /** A llama shape, whose heads split the hidden width. */
     public ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn, int vocab, int context) {
         this(hidden, layers, heads, kvHeads, ffn, vocab, context, hidden / heads, "llama");
@@ -37,6 +45,19 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
     /** The shape of Phi-4-mini (its 200,064-token vocabulary included). */
     public static final ModelShape PHI4_MINI = new ModelShape(3072, 32, 24, 8, 8192, 200064, 4096, 128, "phi3");
 
+    /** The tiny shape as a Qwen3-MoE model: 8 experts of width 32, 2 per token. */
+    public static final ModelShape TINY_QWEN3MOE = new ModelShape(64, 2, 4, 2, 32, 512, 512, 16, "qwen3moe", 8, 2);
+    /** The tiny shape as a Mixtral model (a llama file with experts): 4 experts of width 32, 2 per token. */
+    public static final ModelShape TINY_MIXTRAL = new ModelShape(64, 2, 4, 2, 32, 512, 512, 16, "llama", 4, 2);
+    /** The shape of Qwen3-30B-A3B: 128 experts of width 768, 8 per token (its 151,936-token vocabulary included). */
+    public static final ModelShape QWEN3_30B_A3B = new ModelShape(2048, 48, 32, 4, 768, 151936, 4096, 128, "qwen3moe",
+            128, 8);
+
+    /** The same shape with {@code n} layers. */
+    public ModelShape withLayers(int n) {
+        return new ModelShape(hidden, n, heads, kvHeads, ffn, vocab, context, headDim, arch, experts, expertsUsed);
+    }
+
     /** Elements of each head that RoPE rotates: Phi-3's three quarters, all of the others'. */
     public int rotaryDim() {
         return arch.equals("phi3") ? headDim * 3 / 4 : headDim;
@@ -49,9 +70,15 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
 
     /**
      * A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma3}, {@code gemma3-1b},
-     * {@code tiny-phi3} or {@code phi4-mini}.
+     * {@code tiny-phi3}, {@code phi4-mini}, {@code tiny-qwen3moe}, {@code tiny-mixtral} or {@code qwen3-30b-a3b};
+     * {@code NAME:N} is the
+     * shape with N layers (e.g. {@code qwen3-30b-a3b:12}).
      */
     public static ModelShape named(String name) {
+        int colon = name.indexOf(':');
+        if (colon > 0) {
+            return named(name.substring(0, colon)).withLayers(Integer.parseInt(name.substring(colon + 1)));
+        }
         return switch (name.toLowerCase(java.util.Locale.ROOT)) {
             case "tiny" -> TINY;
             case "stories15m" -> STORIES_15M;
@@ -60,8 +87,11 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "gemma3-1b" -> GEMMA3_1B;
             case "tiny-phi3" -> TINY_PHI3;
             case "phi4-mini" -> PHI4_MINI;
+            case "tiny-qwen3moe" -> TINY_QWEN3MOE;
+            case "tiny-mixtral" -> TINY_MIXTRAL;
+            case "qwen3-30b-a3b" -> QWEN3_30B_A3B;
             default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b, "
-                    + "tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini)");
+                    + "tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS)");
         };
     }
 }

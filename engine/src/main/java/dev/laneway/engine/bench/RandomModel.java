@@ -76,6 +76,8 @@ public final class RandomModel {
                               Map<String, Object> ropeScaling, GgufFile vocabulary, float[][] longrope)
             throws IOException {
         boolean phi3 = s.arch().equals("phi3");
+        boolean moe = s.experts() > 0;
+        boolean qkNorm = s.arch().equals("gemma3") || s.arch().equals("qwen3moe");
         for (float[] factors : longrope == null ? new float[][]{ropeFactors} : longrope) {
             if (factors != null && factors.length != s.rotaryDim() / 2) {
                 throw new IllegalArgumentException("a head rotates " + s.rotaryDim() / 2 + " pairs, got "
@@ -128,7 +130,7 @@ public final class RandomModel {
                 w.declare(b + "attn_k.weight", type, kvDim, s.hidden());
                 w.declare(b + "attn_v.weight", type, kvDim, s.hidden());
             }
-            if (gemma) {
+            if (qkNorm) {
                 w.declare(b + "attn_q_norm.weight", DType.F32, s.headDim());
                 w.declare(b + "attn_k_norm.weight", DType.F32, s.headDim());
             }
@@ -137,13 +139,21 @@ public final class RandomModel {
                 w.declare(b + "post_attention_norm.weight", DType.F32, s.hidden());
             }
             w.declare(b + "ffn_norm.weight", DType.F32, s.hidden());
-            if (phi3) {
+            if (moe) {
+                // the router stays F32, as llama.cpp's quantizer leaves it
+                w.declare(b + "ffn_gate_inp.weight", DType.F32, s.experts(), s.hidden());
+                w.declare(b + "ffn_gate_exps.weight", type, s.experts(), s.ffn(), s.hidden());
+                w.declare(b + "ffn_up_exps.weight", type, s.experts(), s.ffn(), s.hidden());
+                w.declare(b + "ffn_down_exps.weight", type, s.experts(), s.hidden(), s.ffn());
+            } else if (phi3) {
                 w.declare(b + "ffn_up.weight", type, 2 * s.ffn(), s.hidden());  // gate rows, then up rows
             } else {
                 w.declare(b + "ffn_gate.weight", type, s.ffn(), s.hidden());
                 w.declare(b + "ffn_up.weight", type, s.ffn(), s.hidden());
             }
-            w.declare(b + "ffn_down.weight", type, s.hidden(), s.ffn());
+            if (!moe) {
+                w.declare(b + "ffn_down.weight", type, s.hidden(), s.ffn());
+            }
             if (gemma) {
                 w.declare(b + "post_ffw_norm.weight", DType.F32, s.hidden());
             }
@@ -171,7 +181,7 @@ public final class RandomModel {
                     matrix(out, type, kvDim, s.hidden(), random);
                     matrix(out, type, kvDim, s.hidden(), random);
                 }
-                if (gemma) {
+                if (qkNorm) {
                     norm(out, s.headDim(), random);
                     norm(out, s.headDim(), random);
                 }
@@ -180,13 +190,19 @@ public final class RandomModel {
                     norm(out, s.hidden(), random);
                 }
                 norm(out, s.hidden(), random);
-                if (phi3) {
+                if (moe) {
+                    matrix(out, DType.F32, s.experts(), s.hidden(), random);
+                    matrix(out, type, s.experts() * s.ffn(), s.hidden(), random);
+                    matrix(out, type, s.experts() * s.ffn(), s.hidden(), random);
+                    matrix(out, type, s.experts() * s.hidden(), s.ffn(), random);
+                } else if (phi3) {
                     matrix(out, type, 2 * s.ffn(), s.hidden(), random);
+                    matrix(out, type, s.hidden(), s.ffn(), random);
                 } else {
                     matrix(out, type, s.ffn(), s.hidden(), random);
                     matrix(out, type, s.ffn(), s.hidden(), random);
+                    matrix(out, type, s.hidden(), s.ffn(), random);
                 }
-                matrix(out, type, s.hidden(), s.ffn(), random);
                 if (gemma) {
                     norm(out, s.hidden(), random);
                 }
@@ -231,6 +247,16 @@ public final class RandomModel {
         }
         if (s.arch().equals("phi3")) {
             w.put(a + "attention.sliding_window", 0);  // as Phi-4-mini's converter writes it: no window
+        }
+        if (s.experts() > 0) {
+            // as Qwen3-MoE: heads of their own width
+            w.put(a + "attention.key_length", s.headDim());
+            w.put(a + "attention.value_length", s.headDim());
+            w.put(a + "expert_count", s.experts());
+            w.put(a + "expert_used_count", s.expertsUsed());
+            if (s.arch().equals("qwen3moe")) {
+                w.put(a + "expert_feed_forward_length", s.ffn());  // a llama file's experts are feed_forward_length wide
+            }
         }
     }
 

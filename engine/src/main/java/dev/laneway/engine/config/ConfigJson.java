@@ -92,9 +92,41 @@ public final class ConfigJson {
                     gemma ? f.optionalDouble("rope_local_base_freq", 10000.0) : ropeTheta,
                     gemma ? f.optionalDouble("query_pre_attn_scalar", 0) : 0,
                     gemma ? f.optionalDouble("final_logit_softcapping", 0) : 0,
-                    f.optionalDouble("partial_rotary_factor", 1.0));
+                    f.optionalDouble("partial_rotary_factor", 1.0),
+                    experts(f, modelType));
         } catch (IllegalArgumentException e) {
             throw new FormatException(file, e.getMessage());
+        }
+    }
+
+    /**
+     * The mixture of experts of a Qwen3-MoE config ({@code num_experts}, {@code num_experts_per_tok},
+     * {@code moe_intermediate_size}, {@code norm_topk_prob}, every layer sparse) or a Mixtral one
+     * ({@code num_local_experts}, {@code num_experts_per_tok}, {@code intermediate_size}, always renormalised).
+     */
+    private static Experts experts(Fields f, String modelType) throws FormatException {
+        switch (modelType) {
+            case "qwen3_moe" -> {
+                if (f.optionalInt("decoder_sparse_step").orElse(1) != 1) {
+                    throw f.unsupported("decoder_sparse_step", "dense layers between sparse ones are not supported");
+                }
+                JsonNode dense = f.present("mlp_only_layers");
+                if (dense != null && !(dense.isArray() && dense.isEmpty())) {
+                    throw f.unsupported("mlp_only_layers", "dense layers between sparse ones are not supported");
+                }
+                if (f.present("shared_expert_intermediate_size") != null) {
+                    throw f.unsupported("shared_expert_intermediate_size", "shared experts are not supported");
+                }
+                return new Experts(f.requiredInt("num_experts"), f.requiredInt("num_experts_per_tok"),
+                        f.requiredInt("moe_intermediate_size"), f.optionalBoolean("norm_topk_prob", false));
+            }
+            case "mixtral" -> {
+                return new Experts(f.requiredInt("num_local_experts"), f.requiredInt("num_experts_per_tok"),
+                        f.requiredInt("intermediate_size"), true);
+            }
+            default -> {
+                return Experts.NONE;
+            }
         }
     }
 
@@ -127,6 +159,8 @@ public final class ConfigJson {
             case "qwen3" -> "Qwen3ForCausalLM";
             case "gemma3" -> "Gemma3ForCausalLM";
             case "phi3" -> "Phi3ForCausalLM";
+            case "qwen3_moe" -> "Qwen3MoeForCausalLM";
+            case "mixtral" -> "MixtralForCausalLM";
             default -> null;
         };
         if (arch != null) {
@@ -157,6 +191,16 @@ public final class ConfigJson {
         if (c.modelType().equals("phi3")) {
             m.put("sliding_window", c.slidingWindow() > 0 ? c.slidingWindow() : null);
         }
+        Experts experts = c.experts();
+        if (c.modelType().equals("qwen3_moe")) {
+            m.put("num_experts", experts.count());
+            m.put("num_experts_per_tok", experts.perToken());
+            m.put("moe_intermediate_size", experts.ffn());
+            m.put("norm_topk_prob", experts.normalize());
+        } else if (c.modelType().equals("mixtral")) {
+            m.put("num_local_experts", experts.count());
+            m.put("num_experts_per_tok", experts.perToken());
+        }
         if (c.partialRotaryFactor() != 1) {
             m.put("partial_rotary_factor", c.partialRotaryFactor());
         }
@@ -182,6 +226,10 @@ public final class ConfigJson {
         private JsonNode present(String field) {
             JsonNode v = root.get(field);
             return v == null || v.isNull() ? null : v;
+        }
+
+        private FormatException unsupported(String field, String why) {
+            return new FormatException(file, "config.json field " + field + " " + root.get(field) + ": " + why);
         }
 
         private FormatException missing(String field) {

@@ -24,7 +24,8 @@ public final class GgufConfig {
     }
 
     /** The architectures whose metadata this reads. */
-    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma3", "phi3");
+    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma3", "phi3",
+            "qwen3moe");
 
     /** Phi-3's longrope factors: tensors in a GGUF file, {@code rope_scaling} lists in config.json. */
     public static final String SHORT_FACTORS = "rope_factors_short.weight";
@@ -82,9 +83,18 @@ public final class GgufConfig {
         }
         List<Integer> eos = new ArrayList<>();
         optionalInt(gguf, "tokenizer.ggml.eos_token_id").ifPresent(eos::add);
+        Experts experts = experts(gguf, p, arch);
+        String modelType = switch (arch) {
+            case "mistral" -> "llama";
+            case "qwen3moe" -> "qwen3_moe";
+            default -> arch;
+        };
+        if (arch.equals("llama") && experts.present()) {
+            modelType = "mixtral";
+        }
         try {
             return new ModelConfig(
-                    arch.equals("mistral") ? "llama" : arch,
+                    modelType,
                     hidden,
                     layers,
                     heads,
@@ -108,7 +118,41 @@ public final class GgufConfig {
                     localTheta,
                     queryScalar,
                     softcap,
-                    rotary.isPresent() ? (double) rotary.getAsInt() / headDim : 1.0);
+                    rotary.isPresent() ? (double) rotary.getAsInt() / headDim : 1.0,
+                    experts);
+        } catch (IllegalArgumentException e) {
+            throw new FormatException(gguf.path(), e.getMessage());
+        }
+    }
+
+    /**
+     * A mixture of experts, as llama.cpp reads it: {@code expert_count} and {@code expert_used_count}; each expert's
+     * width from {@code expert_feed_forward_length} (Qwen3-MoE) or {@code feed_forward_length} (a llama file with
+     * experts, Mixtral); the chosen experts' weights renormalised (llama.cpp does for both). A gating function, weight
+     * scale or shared expert it also reads is refused by name.
+     */
+    private static Experts experts(GgufFile gguf, String p, String arch) throws FormatException {
+        int count = optionalInt(gguf, p + "expert_count").orElse(0);
+        if (count == 0) {
+            if (arch.equals("qwen3moe")) {
+                throw missing(gguf, p + "expert_count");
+            }
+            return Experts.NONE;
+        }
+        if (!arch.equals("qwen3moe") && !arch.equals("llama")) {
+            throw new FormatException(gguf.path(), p + "expert_count " + count + ": experts of a " + arch
+                    + " model are not supported (supported for qwen3moe and llama)");
+        }
+        for (String unsupported : new String[]{"expert_shared_count", "expert_weights_scale", "expert_gating_func",
+                "expert_weights_norm", "expert_group_count"}) {
+            if (gguf.get(p + unsupported).isPresent()) {
+                throw new FormatException(gguf.path(), p + unsupported + " is not supported");
+            }
+        }
+        int ffn = arch.equals("qwen3moe") ? requiredInt(gguf, p + "expert_feed_forward_length")
+                : requiredInt(gguf, p + "feed_forward_length");
+        try {
+            return new Experts(count, requiredInt(gguf, p + "expert_used_count"), ffn, true);
         } catch (IllegalArgumentException e) {
             throw new FormatException(gguf.path(), e.getMessage());
         }

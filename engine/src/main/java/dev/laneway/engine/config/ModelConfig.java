@@ -41,6 +41,8 @@ import java.util.OptionalInt;
  * @param finalLogitSoftcapping {@code final_logit_softcapping}: logits become cap · tanh(logit / cap); 0 for none
  * @param partialRotaryFactor   {@code partial_rotary_factor}: the share of each head that RoPE rotates, its first
  *                              {@link #rotaryDim()} elements (Phi-3/Phi-4-mini: 0.75); 1 for the whole head
+ * @param experts               the mixture of experts of every layer's MLP (Qwen3-MoE, Mixtral), {@link Experts#NONE}
+ *                              for a dense model
  */
 public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
                           int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
@@ -48,7 +50,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                           boolean attentionBias, String hiddenAct, OptionalInt bosTokenId, List<Integer> eosTokenIds,
                           Map<String, Object> ropeScaling, int slidingWindow, int slidingWindowPattern,
                           double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping,
-                          double partialRotaryFactor) {
+                          double partialRotaryFactor, Experts experts) {
     /**
      * The architectures whose layers may attend through a sliding window: Gemma 3's every layer but each
      * pattern-th, Phi-3's every layer.
@@ -56,6 +58,8 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
     public static final List<String> SLIDING_WINDOW_ARCHITECTURES = List.of("gemma3", "phi3");
     /** The architectures whose RoPE may rotate part of each head. */
     public static final List<String> PARTIAL_ROTARY_ARCHITECTURES = List.of("phi3");
+    /** The architectures whose MLP is a mixture of experts. */
+    public static final List<String> MOE_ARCHITECTURES = List.of("qwen3_moe", "mixtral");
 
     /** A dense config without Gemma's sliding window, query scalar or soft-capping. */
     public ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
@@ -65,7 +69,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                        Map<String, Object> ropeScaling) {
         this(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim, intermediateSize,
                 vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
-                bosTokenId, eosTokenIds, ropeScaling, 0, 1, ropeTheta, 0, 0, 1);
+                bosTokenId, eosTokenIds, ropeScaling, 0, 1, ropeTheta, 0, 0, 1, Experts.NONE);
     }
 
     public ModelConfig {
@@ -106,6 +110,12 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
             throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor + " of a " + modelType
                     + " model is not supported (supported for " + String.join(", ", PARTIAL_ROTARY_ARCHITECTURES)
                     + ")");
+        }
+        Objects.requireNonNull(experts, "experts");
+        if (experts.present() != MOE_ARCHITECTURES.contains(modelType)) {
+            throw new IllegalArgumentException(experts.present() ? "num_experts " + experts.count() + " of a "
+                    + modelType + " model is not supported (supported for " + String.join(", ", MOE_ARCHITECTURES)
+                    + ")" : "a " + modelType + " model needs num_experts and num_experts_per_tok");
         }
         int rotary = (int) (headDim * partialRotaryFactor);
         if (rotary < 2 || rotary % 2 != 0) {
@@ -182,7 +192,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, vocabSize, n, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
                 bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta, queryPreAttnScalar,
-                finalLogitSoftcapping, partialRotaryFactor);
+                finalLogitSoftcapping, partialRotaryFactor, experts);
     }
 
     /** The same config with another vocabulary size. */
@@ -190,7 +200,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, n, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias,
                 hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
-                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor);
+                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor, experts);
     }
 
     /** The same config with the output head tied to the embedding, or not. */
@@ -198,6 +208,6 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tied, attentionBias,
                 hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
-                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor);
+                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor, experts);
     }
 }

@@ -25,7 +25,7 @@ public final class ConfigShapes {
         int hidden = config.hiddenSize();
         int q = config.numAttentionHeads() * config.headDim();
         int kv = config.numKeyValueHeads() * config.headDim();
-        int ffn = config.intermediateSize();
+        int ffn = config.experts().present() ? config.experts().ffn() : config.intermediateSize();
         if (name.equals(StandardPlans.EMBEDDING) || name.equals(StandardPlans.HEAD)) {
             return shape(config.vocabSize(), hidden);
         }
@@ -33,7 +33,11 @@ public final class ConfigShapes {
         if (!m.matches()) {
             return Optional.empty();
         }
-        return switch (m.group(1)) {
+        String part = m.group(1).replaceFirst("^mlp\\.experts\\.\\d+\\.", "mlp.");
+        if (part.equals("mlp.gate.weight")) {
+            return config.experts().present() ? shape(config.experts().count(), hidden) : Optional.empty();
+        }
+        return switch (part) {
             case "self_attn.q_proj.weight" -> shape(q, hidden);
             case "self_attn.k_proj.weight", "self_attn.v_proj.weight" -> shape(kv, hidden);
             case "self_attn.o_proj.weight" -> shape(hidden, q);

@@ -1,6 +1,7 @@
 package dev.laneway.engine.container;
 
 import dev.laneway.engine.config.ConfigJson;
+import dev.laneway.engine.config.Experts;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
@@ -220,9 +221,12 @@ public final class Container {
             sliding = new Dims.SlidingWindow(config.slidingWindow(), config.slidingWindowPattern(),
                     config.localRopeFrequencies());
         }
+        // a mixture's layers have no dense MLP: the MLP width the forward sizes is an expert's
+        Experts experts = config.experts();
         return new Dims(config.hiddenSize(), config.numHiddenLayers(), config.numAttentionHeads(),
-                config.numKeyValueHeads(), config.headDim(), config.intermediateSize(), config.vocabSize(),
-                (float) config.rmsNormEps(), rope, contextLength, (float) config.attentionScale(), sliding);
+                config.numKeyValueHeads(), config.headDim(), experts.present() ? experts.ffn()
+                : config.intermediateSize(), config.vocabSize(), (float) config.rmsNormEps(), rope, contextLength,
+                (float) config.attentionScale(), sliding, experts.count());
     }
 
     /** A tile tensor's logical {@code [rows, cols]}: as the file records it, else from config.json. */

@@ -68,6 +68,20 @@ public record Tensor(String name, DType dtype, long[] shape, ByteBuffer data) {
         return new Tensor(newName, dtype, new long[]{count, shape[1]}, bytes);
     }
 
+    /**
+     * Matrix {@code index} of a stack of matrices {@code [count, rows, cols]} (a mixture's experts stored as one
+     * tensor), named {@code newName}: a view of the same bytes.
+     */
+    public Tensor slab(String newName, long index) {
+        if (rank() != 3 || index < 0 || index >= shape[0]) {
+            throw new IllegalArgumentException(name + " " + Arrays.toString(shape) + " has no matrix " + index);
+        }
+        long bytes = dtype.bytesFor(shape[1] * shape[2]);
+        ByteBuffer data = data();
+        data.position(Math.toIntExact(index * bytes)).limit(Math.toIntExact((index + 1) * bytes));
+        return new Tensor(newName, dtype, new long[]{shape[1], shape[2]}, data);
+    }
+
     @Override
     public String toString() {
         return name + " " + dtype + " " + Arrays.toString(shape);

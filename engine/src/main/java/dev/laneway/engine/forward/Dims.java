@@ -18,9 +18,12 @@ import dev.laneway.engine.kernels.RopeFrequencies;
  * @param contextLength positions a generation may use
  * @param attentionScale the factor on q·k
  * @param sliding       the layers that attend through a sliding window, and their RoPE
+ * @param experts       the experts of each layer's mixture, 0 for a dense MLP ({@code ffn} is then each expert's
+ *                      width)
  */
 public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
-                   RopeFrequencies rope, int contextLength, float attentionScale, SlidingWindow sliding) {
+                   RopeFrequencies rope, int contextLength, float attentionScale, SlidingWindow sliding,
+                   int experts) {
     /**
      * Layers that attend to the {@code size} most recent positions only, and rotate with {@code rope}: Gemma 3's
      * all but the last of every {@code period} layers, or every layer ({@code period} 0, Phi-3's).
@@ -43,12 +46,12 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
     public Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
                 RopeFrequencies rope, int contextLength) {
         this(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength,
-                (float) (1.0 / Math.sqrt(headDim)), SlidingWindow.NONE);
+                (float) (1.0 / Math.sqrt(headDim)), SlidingWindow.NONE, 0);
     }
 
     public Dims {
         if (hidden < 1 || layers < 1 || heads < 1 || kvHeads < 1 || headDim < 1 || ffn < 1 || vocab < 1
-                || contextLength < 1 || heads % kvHeads != 0 || rope.pairs() * 2 > headDim) {
+                || contextLength < 1 || heads % kvHeads != 0 || rope.pairs() * 2 > headDim || experts < 0) {
             throw new IllegalArgumentException("inconsistent model dimensions: " + this);
         }
     }
@@ -76,7 +79,7 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
     /** A copy with another context length. */
     public Dims withContextLength(int contextLength) {
         return new Dims(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength,
-                attentionScale, sliding);
+                attentionScale, sliding, experts);
     }
 
     /** Whether every layer attends fully, rotates alike and scales by 1 / √headDim: what the fused layers compute. */

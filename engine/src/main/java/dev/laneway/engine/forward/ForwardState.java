@@ -89,6 +89,7 @@ public final class ForwardState {
             case KV -> dims.kvDim();
             case FFN -> dims.ffn();
             case VOCAB -> dims.vocab();
+            case EXPERTS -> dims.experts();
         };
     }
 

@@ -296,7 +296,86 @@ public final class PlanForward implements LaneForward {
                 int width = width(to);
                 return (s, n, pos) -> k.add(s.buffers[to], s.buffers[from], n * width);
             }
+            if (op instanceof Op.Moe m) {
+                return mixture(m, layer, at);
+            }
             throw new PlanException(at + ": op not supported by this forward");
+        }
+
+        /**
+         * A mixture of experts: the router scores every row, each row keeps its best experts' weights (the others'
+         * are zeroed), then each expert runs once over the rows that chose it, gathered, and its output is added to
+         * theirs, weighted.
+         */
+        private Step mixture(Op.Moe m, int layer, String at) {
+            expect(layer >= 0, at, "a mixture of experts belongs in the layer ops");
+            Matrix router = matrix(m.router(), layer, at);
+            Matrix[] gate = new Matrix[m.experts()];
+            Matrix[] up = new Matrix[m.experts()];
+            Matrix[] down = new Matrix[m.experts()];
+            for (int e = 0; e < m.experts(); e++) {
+                String expert = Integer.toString(e);
+                gate[e] = matrix(m.gate().replace("{E}", expert), layer, at);
+                up[e] = matrix(m.up().replace("{E}", expert), layer, at);
+                down[e] = matrix(m.down().replace("{E}", expert), layer, at);
+            }
+            int in = buffer(m.in());
+            int out = buffer(m.out());
+            int scores = buffer("router");
+            int xs = buffer("moe_x");
+            int ys = buffer("moe_y");
+            int hb = buffer("hb");
+            int hb2 = buffer("hb2");
+            int hidden = width(in);
+            int ffn = width(hb);
+            int experts = m.experts();
+            expect(width(scores) == experts && router.rows() == experts && router.cols() == hidden, at, m.router()
+                    + " is " + router.rows() + "x" + router.cols() + ", expected " + experts + "x" + hidden
+                    + " (the router buffer " + width(scores) + " wide)");
+            expect(width(out) == hidden && width(xs) == hidden && width(ys) == hidden && width(hb2) == ffn, at,
+                    "the moe buffers do not match hidden " + hidden + " and ffn " + ffn);
+            for (int e = 0; e < experts; e++) {
+                expect(gate[e].rows() == ffn && gate[e].cols() == hidden && up[e].rows() == ffn
+                        && up[e].cols() == hidden && down[e].rows() == hidden && down[e].cols() == ffn, at,
+                        "expert " + e + "'s matrices are not " + ffn + "x" + hidden + " and " + hidden + "x" + ffn);
+            }
+            return (s, n, pos) -> {
+                float[] x = s.buffers[in];
+                float[] o = s.buffers[out];
+                float[] p = s.buffers[scores];
+                float[] gathered = s.buffers[xs];
+                float[] result = s.buffers[ys];
+                k.matmul(router, x, p, n);
+                for (int r = 0; r < n; r++) {
+                    ExpertChoice.choose(p, r * experts, experts, m.perToken(), m.normalize());
+                }
+                java.util.Arrays.fill(o, 0, n * hidden, 0f);
+                for (int e = 0; e < experts; e++) {
+                    int rows = 0;
+                    for (int r = 0; r < n; r++) {
+                        if (p[r * experts + e] != 0) {
+                            System.arraycopy(x, r * hidden, gathered, rows++ * hidden, hidden);
+                        }
+                    }
+                    if (rows == 0) {
+                        continue;
+                    }
+                    k.matmul(gate[e], gathered, s.buffers[hb], rows);
+                    k.matmul(up[e], gathered, s.buffers[hb2], rows);
+                    k.siluMul(s.buffers[hb], s.buffers[hb2], rows * ffn);
+                    k.matmul(down[e], s.buffers[hb], result, rows);
+                    for (int r = 0, j = 0; r < n; r++) {
+                        float w = p[r * experts + e];
+                        if (w != 0) {
+                            int to = r * hidden;
+                            int from = j++ * hidden;
+                            for (int i = 0; i < hidden; i++) {
+                                o[to + i] += w * result[from + i];
+                            }
+                        }
+                    }
+                }
+            };
         }
 
         private int buffer(String name) {

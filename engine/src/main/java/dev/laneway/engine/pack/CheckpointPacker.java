@@ -27,7 +27,7 @@ import java.util.function.Function;
  * Packs a Hugging Face checkpoint directory ({@code config.json}, {@code *.safetensors}, {@code tokenizer.json}) into
  * a container. The config and tokenizer files are carried over; Hugging Face q/k weights rotate halves. A tied
  * embedding stored only as {@code lm_head.weight} becomes {@code model.embed_tokens.weight}; Phi-3's fused
- * projections are split ({@link FusedProjections}).
+ * projections are split ({@link FusedProjections}), and Mixtral's experts take Qwen3-MoE's names.
  */
 public final class CheckpointPacker implements ModelPacker {
     private static final String EMBED = "model.embed_tokens.weight";
@@ -44,9 +44,12 @@ public final class CheckpointPacker implements ModelPacker {
     @Override
     public void pack(Path source, Path target, PackOptions options, PackProgress progress) throws IOException {
         ModelConfig config = ConfigJson.read(source.resolve(Container.CONFIG));
-        if (StandardPlans.variant(config.modelType(), Rope.Style.HALVES, false) == null) {
+        // Gemma's checkpoints store its norms' w where its plan reads 1 + w, as GGUF files store them
+        if (StandardPlans.variant(config.modelType(), Rope.Style.HALVES, false) == null
+                && !config.experts().present()) {
             throw new FormatException(source.resolve(Container.CONFIG), "model_type " + config.modelType()
-                    + " cannot be packed (known: " + String.join(", ", StandardPlans.architectures()) + ")");
+                    + " cannot be packed (known: " + String.join(", ", StandardPlans.architectures())
+                    + ", " + String.join(", ", ModelConfig.MOE_ARCHITECTURES) + ")");
         }
         if (config.attentionBias() && !config.modelType().equals("qwen2")) {
             throw new FormatException(source.resolve(Container.CONFIG), "attention_bias is not supported for "
@@ -56,7 +59,7 @@ public final class CheckpointPacker implements ModelPacker {
         Map<String, Tensor> untied = FusedProjections.split(tensors(checkpoint, config, source), config, source);
         Function<DType, Quant> quant = Quant.chosen(options.quant(), GgufPacker.matrixTypes(untied));
         Map<String, Tensor> tensors = ContainerWriter.withHead(untied, quant);
-        var variant = StandardPlans.variant(config.modelType(), Rope.Style.HALVES, !tensors.containsKey(HEAD));
+        var plan = StandardPlans.plan(config, !tensors.containsKey(HEAD));
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
             Files.copy(source.resolve(Container.TOKENIZER), out.dir().resolve(Container.TOKENIZER),
@@ -65,7 +68,7 @@ public final class CheckpointPacker implements ModelPacker {
             if (Files.isRegularFile(tokenizerConfig)) {
                 Files.copy(tokenizerConfig, out.dir().resolve(Container.TOKENIZER_CONFIG));
             }
-            PlanJson.write(StandardPlans.plan(variant), out.dir().resolve(Container.PLAN));
+            PlanJson.write(plan, out.dir().resolve(Container.PLAN));
             ContainerWriter.write(out.dir(), tensors, quant, Map.of("source", source.getFileName().toString(),
                     Q4nx.ROPE_PAIRS_KEY, "halves"), progress);
             if (options.lane()) {
@@ -75,13 +78,24 @@ public final class CheckpointPacker implements ModelPacker {
         }
     }
 
+    /**
+     * A Mixtral tensor under the names a container gives a mixture (Qwen3-MoE's): {@code block_sparse_moe} is
+     * {@code mlp}, and an expert's {@code w1}, {@code w3} and {@code w2} are its gate, up and down projections.
+     */
+    static String mixtralName(String name) {
+        return name.replace(".block_sparse_moe.", ".mlp.").replaceFirst("(\\.mlp\\.experts\\.\\d+)\\.w1\\.weight$",
+                "$1.gate_proj.weight").replaceFirst("(\\.mlp\\.experts\\.\\d+)\\.w3\\.weight$", "$1.up_proj.weight")
+                .replaceFirst("(\\.mlp\\.experts\\.\\d+)\\.w2\\.weight$", "$1.down_proj.weight");
+    }
+
     /** The tensors to keep, with a tied embedding under the embedding's name only. */
     private static Map<String, Tensor> tensors(SafetensorsCheckpoint checkpoint, ModelConfig config, Path source)
             throws FormatException {
         Map<String, Tensor> tensors = new LinkedHashMap<>();
+        boolean mixtral = config.modelType().equals("mixtral");
         checkpoint.tensors().forEach((name, t) -> {
             if (!name.endsWith("rotary_emb.inv_freq")) {
-                tensors.put(name, t);
+                tensors.put(mixtral ? mixtralName(name) : name, t);
             }
         });
         if (!tensors.containsKey(EMBED)) {

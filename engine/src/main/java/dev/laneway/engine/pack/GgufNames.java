@@ -19,7 +19,8 @@ public final class GgufNames {
      * Laneway does not know. Gemma 3 normalises before and after attention and the MLP, so its {@code ffn_norm} is the
      * pre-MLP norm and {@code post_attention_norm} the norm after attention; it has no q/k/v biases. Phi-3's fused
      * {@code attn_qkv} and {@code ffn_up} (gate and up rows) take its Hugging Face names, {@code qkv_proj} and
-     * {@code gate_up_proj}, which {@link FusedProjections} splits.
+     * {@code gate_up_proj}, which {@link FusedProjections} splits, as it splits a mixture's experts stored as one
+     * tensor each ({@code ffn_gate_exps}, ...) and named by their experts' Hugging Face names.
      */
     public static Optional<String> toHuggingFace(String gguf, String architecture) {
         switch (gguf) {
@@ -59,6 +60,10 @@ public final class GgufNames {
             case "ffn_gate.weight" -> phi3 ? null : "mlp.gate_proj.weight";
             case "ffn_up.weight" -> phi3 ? FusedProjections.GATE_UP : "mlp.up_proj.weight";
             case "ffn_down.weight" -> "mlp.down_proj.weight";
+            case "ffn_gate_inp.weight" -> "mlp.gate.weight";
+            case "ffn_gate_exps.weight" -> FusedProjections.EXPERTS_GATE;
+            case "ffn_up_exps.weight" -> FusedProjections.EXPERTS_UP;
+            case "ffn_down_exps.weight" -> FusedProjections.EXPERTS_DOWN;
             default -> null;
         };
         return Optional.ofNullable(hf).map(n -> layer + n);

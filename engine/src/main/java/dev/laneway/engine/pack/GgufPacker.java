@@ -109,8 +109,8 @@ public final class GgufPacker implements ModelPacker {
      * Hugging Face's order, as do Gemma's.
      */
     static Map<String, IntUnaryOperator> qkRowOrders(ModelConfig config) {
-        if (!config.modelType().equals("llama")) {
-            return Map.of();
+        if (!config.modelType().equals("llama") && !config.modelType().equals("mixtral")) {
+            return Map.of();  // llama.cpp's converter reorders the rows of llama files, Mixtral's among them
         }
         int headDim = config.headDim();
         IntUnaryOperator toHalves = row -> {

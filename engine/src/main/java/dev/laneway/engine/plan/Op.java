@@ -175,6 +175,40 @@ public sealed interface Op {
         }
     }
 
+    /**
+     * A mixture of experts: {@code out} ← Σ w · down(silu(gate · {@code in}) ⊙ (up · {@code in})) over the
+     * {@code perToken} experts whose {@code router} scores are highest, w their softmax probabilities (renormalised
+     * over the chosen ones when {@code normalize}). Expert tensor names hold {@code {E}} for the expert. It works in
+     * the plan's buffers {@code router} (the scores, dimension experts), {@code moe_x} and {@code moe_y} (hidden: an
+     * expert's rows gathered, and its output) and {@code hb}, {@code hb2} (ffn), so that each expert's weights are
+     * read once per batch, for all the rows that chose it.
+     */
+    record Moe(String in, String out, String router, String gate, String up, String down, int experts, int perToken,
+               boolean normalize) implements Op {
+        /** The scratch buffers a moe op works in. */
+        public static final List<String> SCRATCH = List.of("router", "moe_x", "moe_y", "hb", "hb2");
+
+        public Moe {
+            if (experts < 1 || perToken < 1 || perToken > experts) {
+                throw new IllegalArgumentException("a mixture of " + experts + " experts cannot choose " + perToken);
+            }
+        }
+
+        public String kind() {
+            return "moe";
+        }
+
+        public List<String> tensors() {
+            return List.of(router, gate, up, down);
+        }
+
+        public List<String> buffers() {
+            List<String> all = new java.util.ArrayList<>(List.of(in, out));
+            all.addAll(SCRATCH);
+            return all;
+        }
+    }
+
     /** {@code buffer} ← cap · tanh({@code buffer} / cap), per element (logit soft-capping). */
     record SoftCap(String buffer, double cap) implements Op {
         public SoftCap {

@@ -30,7 +30,7 @@ public record Plan(Map<String, Dim> buffers, List<Op> prologue, List<Op> layer, 
 
     /** The per-token sizes a buffer can have. */
     public enum Dim {
-        HIDDEN, Q, KV, FFN, VOCAB;
+        HIDDEN, Q, KV, FFN, VOCAB, EXPERTS;
 
         public String jsonName() {
             return name().toLowerCase(java.util.Locale.ROOT);

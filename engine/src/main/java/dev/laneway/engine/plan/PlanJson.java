@@ -101,6 +101,10 @@ public final class PlanJson {
                 o.put("buffer", c.buffer()).put("factor", c.factor());
             } else if (op instanceof Op.SoftCap c) {
                 o.put("buffer", c.buffer()).put("cap", c.cap());
+            } else if (op instanceof Op.Moe m) {
+                o.put("in", m.in()).put("out", m.out()).put("router", m.router()).put("gate", m.gate())
+                        .put("up", m.up()).put("down", m.down()).put("experts", m.experts())
+                        .put("per_token", m.perToken()).put("normalize", m.normalize());
             }
         }
     }
@@ -196,8 +200,18 @@ public final class PlanJson {
                     }
                     yield new Op.SoftCap(text(node, "buffer", where), cap);
                 }
+                case "moe" -> {
+                    int experts = (int) number(node, "experts", where);
+                    int perToken = (int) number(node, "per_token", where);
+                    if (experts < 1 || perToken < 1 || perToken > experts) {
+                        throw error(where, experts + " experts cannot choose " + perToken + " per token");
+                    }
+                    yield new Op.Moe(text(node, "in", where), text(node, "out", where), text(node, "router", where),
+                            text(node, "gate", where), text(node, "up", where), text(node, "down", where), experts,
+                            perToken, node.path("normalize").asBoolean(false));
+                }
                 default -> throw error(where + ".op", "unknown op \"" + kind + "\" (known: embed, rms_norm, matmul, "
-                        + "add_bias, rope, attention, silu_mul, add, gelu_mul, scale, softcap)");
+                        + "add_bias, rope, attention, silu_mul, add, gelu_mul, scale, softcap, moe)");
             };
         }
 

@@ -147,6 +147,9 @@ public final class StandardPlans {
         if (config.modelType().equals("gemma3")) {
             return gemma3(config, tiedEmbeddings);
         }
+        if (config.experts().present()) {
+            return mixture(config, tiedEmbeddings);
+        }
         Variant v = variant(config.modelType(), Rope.Style.HALVES, tiedEmbeddings);
         return v == null ? null : plan(v);
     }
@@ -188,6 +191,38 @@ public final class StandardPlans {
         List<Op> prologue = List.of(new Op.Embed(EMBEDDING, "x"),
                 new Op.Scale("x", (float) Math.sqrt(config.hiddenSize())));
         return new Plan(buffers, prologue, layer, epilogue, "logits");
+    }
+
+    /** A mixture's router and its experts' matrices, with {@code {L}} and {@code {E}}. */
+    public static final String ROUTER = LAYER + "mlp.gate.weight";
+    public static final String EXPERT_GATE = LAYER + "mlp.experts.{E}.gate_proj.weight";
+    public static final String EXPERT_UP = LAYER + "mlp.experts.{E}.up_proj.weight";
+    public static final String EXPERT_DOWN = LAYER + "mlp.experts.{E}.down_proj.weight";
+
+    /**
+     * A mixture of experts: the attention of Qwen3 (q/k norms; {@code qwen3_moe}) or llama (Mixtral), then a
+     * {@code moe} op in place of the MLP.
+     */
+    static Plan mixture(ModelConfig config, boolean tied) {
+        boolean qwen = config.modelType().equals("qwen3_moe");
+        Plan dense = plan(new Variant(false, qwen, Rope.Style.HALVES, tied));
+        Map<String, Plan.Dim> buffers = new LinkedHashMap<>(dense.buffers());
+        buffers.put("router", Plan.Dim.EXPERTS);
+        buffers.put("moe_x", Plan.Dim.HIDDEN);
+        buffers.put("moe_y", Plan.Dim.HIDDEN);
+        buffers.put("moe", Plan.Dim.HIDDEN);
+        List<Op> layer = new ArrayList<>();
+        for (Op op : dense.layer()) {
+            layer.add(op);
+            if (op instanceof Op.RmsNorm n && n.weight().equals(FFN_NORM)) {
+                break;
+            }
+        }
+        var experts = config.experts();
+        layer.add(new Op.Moe("xb", "moe", ROUTER, EXPERT_GATE, EXPERT_UP, EXPERT_DOWN, experts.count(),
+                experts.perToken(), experts.normalize()));
+        layer.add(new Op.Add("x", "moe"));
+        return new Plan(buffers, dense.prologue(), layer, dense.epilogue(), "logits");
     }
 
     private static Map<String, Plan.Dim> buffers() {

@@ -93,29 +93,99 @@ class CheckpointMatchesGgufTest {
         assertEquals(fromGguf.rotaryDim(), fromHf.rotaryDim());
         assertEquals(fromGguf.rope().magnitude(), fromHf.rope().magnitude(), 1e-7);  // the GGUF's is a float
         assertEquals(fromGguf.rope().at(5), fromHf.rope().at(5));
-        PlanForward a = forward(dir.resolve("hf"));
-        PlanForward b = forward(dir.resolve("gguf"));
+        assertSameLogits(forward(dir.resolve("hf")), forward(dir.resolve("gguf")), ModelShape.TINY_PHI3.vocab());
+    }
+
+    /**
+     * Mixtures of experts: a Qwen3-MoE checkpoint (one matrix per expert, {@code mlp.experts.E.gate_proj}, ...) and a
+     * Mixtral one ({@code block_sparse_moe.experts.E.w1}, ..., q/k rows in Hugging Face's order), each written from a
+     * GGUF file (experts stacked, llama.cpp's names and, for Mixtral, its q/k order), pack into containers with the
+     * same logits as that file.
+     */
+    @Test
+    void mixtureCheckpointsAndTheirGgufsComputeTheSameLogits() throws IOException {
+        for (ModelShape shape : List.of(ModelShape.TINY_QWEN3MOE, ModelShape.TINY_MIXTRAL)) {
+            boolean mixtral = shape == ModelShape.TINY_MIXTRAL;
+            String name = mixtral ? "mixtral" : "qwen3moe";
+            Path gguf = dir.resolve(name + ".gguf");
+            RandomModel.write(shape, DType.F32, 5, gguf);
+            GgufFile file = GgufFile.open(gguf);
+            ModelConfig c = dev.laneway.engine.config.GgufConfig.from(file);
+            Map<String, Tensor> tensors = new LinkedHashMap<>();
+            var rowOrders = GgufPacker.qkRowOrders(c);
+            FusedProjections.split(GgufPacker.hfTensors(file, c.modelType()), c, gguf).forEach((n, t) ->
+                    tensors.put(mixtral ? hfMixtralName(n) : n, rowOrders.containsKey(n) ? reordered(t,
+                            rowOrders.get(n)) : t));
+            Map<String, Object> config = new LinkedHashMap<>();
+            config.put("model_type", mixtral ? "mixtral" : "qwen3_moe");
+            config.put("hidden_size", shape.hidden());
+            config.put("num_hidden_layers", shape.layers());
+            config.put("num_attention_heads", shape.heads());
+            config.put("num_key_value_heads", shape.kvHeads());
+            config.put("head_dim", shape.headDim());
+            config.put("vocab_size", shape.vocab());
+            config.put("max_position_embeddings", shape.context());
+            config.put("rms_norm_eps", 1e-5);
+            config.put("rope_theta", 10000.0);
+            config.put("tie_word_embeddings", false);
+            config.put("num_experts_per_tok", shape.expertsUsed());
+            if (mixtral) {
+                config.put("num_local_experts", shape.experts());
+                config.put("intermediate_size", shape.ffn());
+            } else {
+                config.put("num_experts", shape.experts());
+                config.put("moe_intermediate_size", shape.ffn());
+                config.put("intermediate_size", 6 * shape.ffn());
+                config.put("norm_topk_prob", true);
+                config.put("decoder_sparse_step", 1);
+                config.put("mlp_only_layers", List.of());
+            }
+            Path checkpoint = dir.resolve(name + "-hf");
+            writeCheckpoint(tensors, config, GgufTokenizerConverter.convert(file).tokenizerJson(), checkpoint);
+            PackOptions f32 = new PackOptions(Optional.of("f32"), false);
+            new CheckpointPacker().pack(checkpoint, dir.resolve(name + "-from-hf"), f32, PackProgress.NONE);
+            new GgufPacker().pack(gguf, dir.resolve(name + "-from-gguf"), f32, PackProgress.NONE);
+            assertEquals(c.experts(), Container.open(dir.resolve(name + "-from-hf")).config().experts());
+            assertSameLogits(forward(dir.resolve(name + "-from-hf")), forward(dir.resolve(name + "-from-gguf")),
+                    shape.vocab());
+        }
+    }
+
+    /** A container's name of a mixture's tensor, as Mixtral's checkpoints name it. */
+    private static String hfMixtralName(String name) {
+        String n = name.replace(".mlp.", ".block_sparse_moe.");
+        return n.replace(".gate_proj.weight", ".w1.weight").replace(".up_proj.weight", ".w3.weight")
+                .replace(".down_proj.weight", ".w2.weight");
+    }
+
+    /** An F32 matrix with row r taken from row {@code order(r)}. */
+    private static Tensor reordered(Tensor t, java.util.function.IntUnaryOperator order) {
+        int rows = (int) t.dim(0);
+        int rowBytes = (int) t.dim(1) * 4;
+        ByteBuffer in = t.data();
+        ByteBuffer out = ByteBuffer.allocate(rows * rowBytes).order(ByteOrder.LITTLE_ENDIAN);
+        for (int r = 0; r < rows; r++) {
+            out.put(in.duplicate().position(order.applyAsInt(r) * rowBytes).limit((order.applyAsInt(r) + 1)
+                    * rowBytes));
+        }
+        return new Tensor(t.name(), t.dtype(), t.shape(), out.flip());
+    }
+
+    private static void assertSameLogits(PlanForward a, PlanForward b, int vocab) {
         int[] prompt = {1, 300, 301, 302, 303, 260, 470, 311, 299, 505, 401};
         float[] x = a.forward(a.newState(prompt.length), prompt, 0, prompt.length, 0);
         float[] y = b.forward(b.newState(prompt.length), prompt, 0, prompt.length, 0);
         double worst = 0;
-        for (int i = 0; i < ModelShape.TINY_PHI3.vocab(); i++) {
+        for (int i = 0; i < vocab; i++) {
             worst = Math.max(worst, Math.abs(x[i] - y[i]));
         }
         assertTrue(worst < 1e-4, "max logit difference " + worst);
     }
 
-    /** A Phi-3 checkpoint as Hugging Face stores one, F32, of a GGUF file's weights. */
-    private static void writePhi3Checkpoint(GgufFile gguf, float[] shortFactors, float[] longFactors, Path dir)
-            throws IOException {
+    /** A checkpoint directory: the tensors (F32) in model.safetensors, config.json and tokenizer.json. */
+    private static void writeCheckpoint(Map<String, Tensor> tensors, Map<String, Object> config, String tokenizer,
+                                        Path dir) throws IOException {
         Files.createDirectories(dir);
-        Map<String, Tensor> tensors = new LinkedHashMap<>();
-        for (Tensor t : gguf.tensors()) {
-            if (!t.name().startsWith("rope_factors")) {
-                tensors.put(GgufNames.toHuggingFace(t.name(), "phi3").orElseThrow(), t);
-            }
-        }
-        assertTrue(tensors.containsKey("model.layers.0." + FusedProjections.QKV));
         Map<String, Object> header = new LinkedHashMap<>();
         long offset = 0;
         for (var e : tensors.entrySet()) {
@@ -130,7 +200,20 @@ class CheckpointMatchesGgufTest {
         out.putLong(head.length).put(head);
         tensors.values().forEach(t -> out.put(t.data()));
         Files.write(dir.resolve("model.safetensors"), out.array());
+        Files.write(dir.resolve("config.json"), json.writeValueAsBytes(config));
+        Files.writeString(dir.resolve("tokenizer.json"), tokenizer);
+    }
 
+    /** A Phi-3 checkpoint as Hugging Face stores one, F32, of a GGUF file's weights. */
+    private static void writePhi3Checkpoint(GgufFile gguf, float[] shortFactors, float[] longFactors, Path dir)
+            throws IOException {
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        for (Tensor t : gguf.tensors()) {
+            if (!t.name().startsWith("rope_factors")) {
+                tensors.put(GgufNames.toHuggingFace(t.name(), "phi3").orElseThrow(), t);
+            }
+        }
+        assertTrue(tensors.containsKey("model.layers.0." + FusedProjections.QKV));
         ModelShape s = ModelShape.TINY_PHI3;
         Map<String, Object> config = new LinkedHashMap<>();
         config.put("architectures", List.of("Phi3ForCausalLM"));
@@ -153,8 +236,7 @@ class CheckpointMatchesGgufTest {
                 longFactors));
         config.put("bos_token_id", 1);
         config.put("eos_token_id", 2);
-        Files.write(dir.resolve("config.json"), json.writeValueAsBytes(config));
-        Files.writeString(dir.resolve("tokenizer.json"), GgufTokenizerConverter.convert(gguf).tokenizerJson());
+        writeCheckpoint(tensors, config, GgufTokenizerConverter.convert(gguf).tokenizerJson(), dir);
     }
 
     private static PlanForward forward(Path container) throws IOException {
