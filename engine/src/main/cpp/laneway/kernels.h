@@ -267,18 +267,18 @@ inline void rope(int isa, float* x, int offset, int batch, int heads, int startP
 // window > 0 limits each query to that many most recent positions.
 inline void attention(long long pool, int isa, float* out, const float* q, int rowOffset, const float* keys,
                       const float* values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim,
-                      float scale, int window) {
+                      float scale, int window, float softcap) {
     LW_DISPATCH(isa, attention(poolOf(pool), out + rowOffset, q + rowOffset, keys + kvOffset, values + kvOffset, batch,
-                               startPos, heads, kvHeads, headDim, scale, window))
+                               startPos, heads, kvHeads, headDim, scale, window, softcap))
 }
 
 // Attention over a half-precision KV cache, with llama.cpp's numerics (see ops.inc).
 inline void attentionHalf(long long pool, int isa, float* out, const float* q, int rowOffset, const short* keys,
                           const short* values, int kvOffset, int batch, int startPos, int heads, int kvHeads,
-                          int headDim, float scale, int window) {
+                          int headDim, float scale, int window, float softcap) {
     LW_DISPATCH(isa, attentionHalf(poolOf(pool), out + rowOffset, q + rowOffset, (const uint16_t*)keys + kvOffset,
                                    (const uint16_t*)values + kvOffset, batch, startPos, heads, kvHeads, headDim,
-                                   scale, window))
+                                   scale, window, softcap))
 }
 
 inline void geluMul(long long pool, int isa, float* gate, const float* up, int n) {

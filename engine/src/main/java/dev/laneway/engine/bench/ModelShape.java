@@ -11,7 +11,7 @@ package dev.laneway.engine.bench;
  * @param vocab   vocabulary size
  * @param context context length
  * @param headDim elements per head (hidden / heads for llama shapes; Gemma's are wider)
- * @param arch    the GGUF architecture: llama, gemma3, phi3 or qwen3moe
+ * @param arch    the GGUF architecture: llama, gemma2, gemma3, phi3 or qwen3moe
  * @param experts     a mixture's experts, 0 for a dense MLP ({@code ffn} is then each expert's width)
  * @param expertsUsed the experts each token runs through
  */
@@ -35,6 +35,8 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
     /** The shape of Llama-3.2-1B, with a 32,000-token vocabulary. */
     public static final ModelShape LLAMA_1B = new ModelShape(2048, 16, 32, 8, 8192, 32000, 4096);
 
+    /** The tiny shape as a Gemma 2 model, with a 4-position window on every other layer and low soft caps. */
+    public static final ModelShape TINY_GEMMA2 = new ModelShape(64, 2, 4, 2, 160, 512, 512, 16, "gemma2");
     /** The tiny shape as a Gemma 3 model, with a 4-position sliding window on every other layer. */
     public static final ModelShape TINY_GEMMA3 = new ModelShape(64, 2, 4, 2, 160, 512, 512, 16, "gemma3");
     /** The shape of Gemma-3-1B (its 262,144-token vocabulary included). */
@@ -69,7 +71,8 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
     }
 
     /**
-     * A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma3}, {@code gemma3-1b},
+     * A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma2}, {@code tiny-gemma3},
+     * {@code gemma3-1b},
      * {@code tiny-phi3}, {@code phi4-mini}, {@code tiny-qwen3moe}, {@code tiny-mixtral} or {@code qwen3-30b-a3b};
      * {@code NAME:N} is the
      * shape with N layers (e.g. {@code qwen3-30b-a3b:12}).
@@ -83,6 +86,7 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "tiny" -> TINY;
             case "stories15m" -> STORIES_15M;
             case "1b", "llama-1b" -> LLAMA_1B;
+            case "tiny-gemma2" -> TINY_GEMMA2;
             case "tiny-gemma3" -> TINY_GEMMA3;
             case "gemma3-1b" -> GEMMA3_1B;
             case "tiny-phi3" -> TINY_PHI3;
@@ -91,7 +95,7 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "tiny-mixtral" -> TINY_MIXTRAL;
             case "qwen3-30b-a3b" -> QWEN3_30B_A3B;
             default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b, "
-                    + "tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS)");
+                    + "tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS)");
         };
     }
 }

@@ -90,7 +90,8 @@ public final class RandomModel {
         if (!GgufBlockEncoder.supports(type)) {
             throw new IllegalArgumentException("random models are written as F32, F16, Q8_0, Q4_0 or Q4_1, not " + type);
         }
-        boolean gemma = s.arch().equals("gemma3");
+        boolean gemma = s.arch().startsWith("gemma");
+        boolean gemma2 = s.arch().equals("gemma2");
         GgufWriter w = new GgufWriter();
         metadata(w, s, type);
         if (vocabulary != null) {
@@ -159,8 +160,11 @@ public final class RandomModel {
             }
         }
         w.declare("output_norm.weight", DType.F32, s.hidden());
-        // Gemma ties its head to the embedding; an own head keeps a random model from repeating its last token
-        w.declare("output.weight", type, s.vocab(), s.hidden());
+        // Gemma ties its head to the embedding; an own head keeps a random model from repeating its last token, but
+        // llama.cpp's Gemma 2 refuses a file that has one
+        if (!gemma2) {
+            w.declare("output.weight", type, s.vocab(), s.hidden());
+        }
 
         SplittableRandom random = new SplittableRandom(seed);
         try (GgufWriter.TensorStream out = w.begin(file)) {
@@ -208,7 +212,9 @@ public final class RandomModel {
                 }
             }
             norm(out, s.hidden(), random);
-            matrix(out, type, s.vocab(), s.hidden(), random);
+            if (!gemma2) {
+                matrix(out, type, s.vocab(), s.hidden(), random);
+            }
         }
     }
 
@@ -240,6 +246,17 @@ public final class RandomModel {
             boolean tiny = s.hidden() == ModelShape.TINY.hidden();
             w.put(a + "attention.sliding_window", tiny ? 4 : 512);
             w.put(a + "attention.sliding_window_pattern", tiny ? 2 : 6);
+            w.put(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+        } else if (s.arch().equals("gemma2")) {
+            // as Gemma 2: one RoPE base, a window on every other layer, capped attention scores and logits (the tiny
+            // shape's caps low enough to bite on random weights)
+            boolean tiny = s.hidden() == ModelShape.TINY.hidden();
+            w.put(a + "attention.key_length", s.headDim());
+            w.put(a + "attention.value_length", s.headDim());
+            w.put(a + "rope.freq_base", 10_000f);
+            w.put(a + "attention.sliding_window", tiny ? 4 : 4096);
+            w.put(a + "attn_logit_softcapping", tiny ? 1.5f : 50f);
+            w.put(a + "final_logit_softcapping", tiny ? 3f : 30f);
             w.put(a + "attention.layer_norm_rms_epsilon", 1e-6f);
         } else {
             w.put(a + "rope.freq_base", 10000f);
@@ -367,7 +384,7 @@ public final class RandomModel {
             }
         }
         if (positional.size() < 3) {
-            System.err.println("usage: RandomModel tiny|stories15m|1b|tiny-gemma3|gemma3-1b|tiny-phi3|phi4-mini "
+            System.err.println("usage: RandomModel tiny|stories15m|1b|tiny-gemma2|tiny-gemma3|gemma3-1b|tiny-phi3|phi4-mini "
                     + "F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
                     + "[--longrope-short F,F,... --longrope-long F,F,...]");
             System.exit(2);

@@ -49,15 +49,22 @@ public final class ConfigJson {
         JsonNode root = JsonObjects.read(file, json, "a JSON object of config fields");
         Fields f = new Fields(file, root);
         String modelType = f.requiredString("model_type");
+        if (f.present("text_config") != null) {
+            throw f.unsupported("text_config", "a multimodal model's config is not supported (its text model's is)");
+        }
+        if (f.present("rope_parameters") != null) {
+            throw f.unsupported("rope_parameters", "give rope_theta and rope_scaling");
+        }
+        if (modelType.equals("gemma3_text")) {
+            modelType = "gemma3";  // as Gemma 3 1B's checkpoint names it
+        }
         int hidden = f.requiredInt("hidden_size");
         int heads = f.requiredInt("num_attention_heads");
-        boolean gemma = modelType.equals("gemma3");
-        if (gemma && f.present("attn_logit_softcapping") != null) {
+        int layers = f.requiredInt("num_hidden_layers");
+        boolean gemma = ModelConfig.GEMMA_ARCHITECTURES.contains(modelType);
+        boolean gemma2 = modelType.equals("gemma2");
+        if (modelType.equals("gemma3") && f.present("attn_logit_softcapping") != null) {
             throw new FormatException(file, "config.json field attn_logit_softcapping is not supported for gemma3");
-        }
-        if (gemma && f.present("layer_types") != null) {
-            throw new FormatException(file, "config.json field layer_types is not supported; give "
-                    + "sliding_window_pattern");
         }
         boolean phi3 = modelType.equals("phi3");
         double ropeTheta = f.optionalDouble("rope_theta", 10000.0);
@@ -72,7 +79,7 @@ public final class ConfigJson {
             return new ModelConfig(
                     modelType,
                     hidden,
-                    f.requiredInt("num_hidden_layers"),
+                    layers,
                     heads,
                     f.optionalInt("num_key_value_heads").orElse(heads),
                     f.optionalInt("head_dim").orElse(hidden / heads),
@@ -87,16 +94,57 @@ public final class ConfigJson {
                     f.optionalInt("bos_token_id"),
                     f.intOrList("eos_token_id"),
                     ropeScaling,
-                    gemma || phi3 ? f.optionalInt("sliding_window").orElse(0) : 0,
-                    gemma ? f.optionalInt("sliding_window_pattern").orElse(6) : 1,
-                    gemma ? f.optionalDouble("rope_local_base_freq", 10000.0) : ropeTheta,
-                    gemma ? f.optionalDouble("query_pre_attn_scalar", 0) : 0,
-                    gemma ? f.optionalDouble("final_logit_softcapping", 0) : 0,
+                    // Gemma 2's defaults are Hugging Face's: a 4096-position window on every other layer, its one RoPE
+                    // base for both kinds of layer, scores scaled by 1/√256, attention and logits soft-capped
+                    gemma || phi3 ? f.optionalInt("sliding_window").orElse(gemma2 ? 4096 : 0) : 0,
+                    gemma ? slidingWindowPattern(f, layers, gemma2 ? 2 : 6) : 1,
+                    gemma ? f.optionalDouble("rope_local_base_freq", gemma2 ? ropeTheta : 10000.0) : ropeTheta,
+                    gemma ? f.optionalDouble("query_pre_attn_scalar", gemma2 ? 256 : 0) : 0,
+                    gemma ? f.optionalDouble("final_logit_softcapping", gemma2 ? 30 : 0) : 0,
                     f.optionalDouble("partial_rotary_factor", 1.0),
-                    experts(f, modelType));
+                    experts(f, modelType),
+                    gemma2 ? f.optionalDouble("attn_logit_softcapping", 50) : 0);
         } catch (IllegalArgumentException e) {
             throw new FormatException(file, e.getMessage());
         }
+    }
+
+    /**
+     * Gemma's period of sliding-window layers: {@code sliding_window_pattern} (default 6, Gemma 2's 2), or the period that
+     * {@code layer_types} repeats (every layer {@code sliding_attention} but each period-th, {@code full_attention}).
+     * Layer types that do not repeat so, or that disagree with a pattern also given, are refused.
+     */
+    private static int slidingWindowPattern(Fields f, int layers, int fallback) throws FormatException {
+        JsonNode types = f.present("layer_types");
+        if (types == null) {
+            return f.optionalInt("sliding_window_pattern").orElse(fallback);
+        }
+        if (!types.isArray() || types.size() != layers) {
+            throw f.unsupported("layer_types", "expected one type for each of the " + layers + " layers");
+        }
+        int period = 0;
+        for (int i = 0; i < layers && period == 0; i++) {
+            if (types.get(i).asText().equals("full_attention")) {
+                period = i + 1;
+            }
+        }
+        for (int i = 0; i < layers; i++) {
+            String type = types.get(i).asText();
+            boolean full = period > 0 && i % period == period - 1;
+            if (!type.equals(full ? "full_attention" : "sliding_attention")) {
+                throw f.unsupported("layer_types", "layer " + i + " is \"" + type + "\"; supported: sliding-window"
+                        + " layers with every n-th layer full_attention, n the same throughout");
+            }
+        }
+        if (period == 0) {
+            throw f.unsupported("layer_types", "no layer is full_attention");
+        }
+        OptionalInt pattern = f.optionalInt("sliding_window_pattern");
+        if (pattern.isPresent() && pattern.getAsInt() != period) {
+            throw f.unsupported("layer_types", "they repeat every " + period + " layers, sliding_window_pattern says "
+                    + pattern.getAsInt());
+        }
+        return period;
     }
 
     /**
@@ -157,6 +205,7 @@ public final class ConfigJson {
             case "mistral" -> "MistralForCausalLM";
             case "qwen2" -> "Qwen2ForCausalLM";
             case "qwen3" -> "Qwen3ForCausalLM";
+            case "gemma2" -> "Gemma2ForCausalLM";
             case "gemma3" -> "Gemma3ForCausalLM";
             case "phi3" -> "Phi3ForCausalLM";
             case "qwen3_moe" -> "Qwen3MoeForCausalLM";
@@ -179,14 +228,18 @@ public final class ConfigJson {
         m.put("rms_norm_eps", c.rmsNormEps());
         m.put("tie_word_embeddings", c.tieWordEmbeddings());
         m.put("attention_bias", c.attentionBias());
-        boolean gemma = c.modelType().equals("gemma3");
+        boolean gemma = ModelConfig.GEMMA_ARCHITECTURES.contains(c.modelType());
         m.put(gemma ? "hidden_activation" : "hidden_act", c.hiddenAct());
         if (gemma) {
             m.put("sliding_window", c.slidingWindow());
             m.put("sliding_window_pattern", c.slidingWindowPattern());
             m.put("rope_local_base_freq", c.ropeLocalTheta());
             m.put("query_pre_attn_scalar", c.queryPreAttnScalar() > 0 ? c.queryPreAttnScalar() : c.headDim());
-            m.put("final_logit_softcapping", c.finalLogitSoftcapping() > 0 ? c.finalLogitSoftcapping() : null);
+            m.put("final_logit_softcapping", c.finalLogitSoftcapping() > 0 || c.modelType().equals("gemma2")
+                    ? c.finalLogitSoftcapping() : null);
+        }
+        if (c.modelType().equals("gemma2")) {
+            m.put("attn_logit_softcapping", c.attnLogitSoftcapping());
         }
         if (c.modelType().equals("phi3")) {
             m.put("sliding_window", c.slidingWindow() > 0 ? c.slidingWindow() : null);

@@ -15,7 +15,7 @@ import java.util.OptionalInt;
 
 /**
  * A {@link ModelConfig} from a GGUF file's metadata. Keys are prefixed by {@code general.architecture}: llama,
- * mistral (a llama), qwen2, qwen3, gemma3 and phi3. Phi-3's longrope factors, stored as the tensors
+ * mistral (a llama), qwen2, qwen3, gemma2, gemma3, phi3 and qwen3moe. Phi-3's longrope factors, stored as the tensors
  * {@code rope_factors_short.weight} and {@code rope_factors_long.weight}, become its rope_scaling. Tied embeddings are inferred from the absence of {@code output.weight}, and
  * q/k/v biases from {@code blk.0.attn_q.bias}.
  */
@@ -24,8 +24,8 @@ public final class GgufConfig {
     }
 
     /** The architectures whose metadata this reads. */
-    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma3", "phi3",
-            "qwen3moe");
+    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3",
+            "phi3", "qwen3moe");
 
     /** Phi-3's longrope factors: tensors in a GGUF file, {@code rope_scaling} lists in config.json. */
     public static final String SHORT_FACTORS = "rope_factors_short.weight";
@@ -52,22 +52,28 @@ public final class GgufConfig {
         if (vocab == 0) {
             throw missing(gguf, p + "vocab_size or tokenizer.ggml.tokens");
         }
-        boolean gemma = arch.equals("gemma3");
+        boolean gemma = arch.equals("gemma3") || arch.equals("gemma2");
+        boolean gemma2 = arch.equals("gemma2");
         int layers = requiredInt(gguf, p + "block_count");
-        int window = gemma || phi3 ? optionalInt(gguf, p + "attention.sliding_window").orElse(0) : 0;
+        // Gemma 2's defaults are llama.cpp's: a 4096-position window on every other layer, one RoPE base for both
+        // kinds of layer, attention scores capped at 50 and logits at 30
+        int window = gemma || phi3 ? optionalInt(gguf, p + "attention.sliding_window").orElse(gemma2 ? 4096 : 0) : 0;
         if (gemma && gguf.get(p + "attention.sliding_window_pattern").orElse(null) instanceof GgufArray) {
             throw new FormatException(gguf.path(), p + "attention.sliding_window_pattern as a per-layer array is not "
                     + "supported");
         }
-        int pattern = gemma ? optionalInt(gguf, p + "attention.sliding_window_pattern").orElse(6) : 1;
+        int pattern = gemma ? optionalInt(gguf, p + "attention.sliding_window_pattern").orElse(gemma2 ? 2 : 6) : 1;
         double ropeTheta = gguf.number(p + "rope.freq_base").orElse(10000.0);
-        double localTheta = gemma ? gguf.number(p + "rope.freq_base_swa").orElse(10000.0) : ropeTheta;
-        // llama.cpp's Gemma 3: the 27B (62 layers) scales queries by 1/√(hidden / heads), the others by 1/√head_dim
-        double queryScalar = gemma && layers == 62 ? (double) (hidden / heads) : 0;
-        double softcap = gemma ? gguf.number(p + "final_logit_softcapping").orElse(0.0) : 0;
+        double localTheta = gemma ? gguf.number(p + "rope.freq_base_swa").orElse(gemma2 ? ropeTheta : 10000.0)
+                : ropeTheta;
+        // llama.cpp's Gemma 3 27B (62 layers) and Gemma 2 27B (46) scale queries by 1/√(hidden / heads), the others
+        // by 1/√head_dim
+        double queryScalar = gemma && layers == (gemma2 ? 46 : 62) ? (double) (hidden / heads) : 0;
+        double softcap = gemma ? gguf.number(p + "final_logit_softcapping").orElse(gemma2 ? 30.0 : 0.0) : 0;
+        double attentionCap = gemma2 ? gguf.number(p + "attn_logit_softcapping").orElse(50.0) : 0;
         for (String unsupported : new String[]{"attn_logit_softcapping", "attention.value_length_swa",
                 "attention.key_length_swa", "rope.dimension_count_swa"}) {
-            if (gguf.get(p + unsupported).isPresent()) {
+            if (gguf.get(p + unsupported).isPresent() && !(gemma2 && unsupported.startsWith("attn_logit"))) {
                 throw new FormatException(gguf.path(), p + unsupported + " is not supported");
             }
         }
@@ -119,7 +125,8 @@ public final class GgufConfig {
                     queryScalar,
                     softcap,
                     rotary.isPresent() ? (double) rotary.getAsInt() / headDim : 1.0,
-                    experts);
+                    experts,
+                    attentionCap);
         } catch (IllegalArgumentException e) {
             throw new FormatException(gguf.path(), e.getMessage());
         }

@@ -43,6 +43,8 @@ import java.util.OptionalInt;
  *                              {@link #rotaryDim()} elements (Phi-3/Phi-4-mini: 0.75); 1 for the whole head
  * @param experts               the mixture of experts of every layer's MLP (Qwen3-MoE, Mixtral), {@link Experts#NONE}
  *                              for a dense model
+ * @param attnLogitSoftcapping  {@code attn_logit_softcapping}: attention scores become cap · tanh(score / cap)
+ *                              (Gemma 2); 0 for none
  */
 public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
                           int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
@@ -50,12 +52,14 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                           boolean attentionBias, String hiddenAct, OptionalInt bosTokenId, List<Integer> eosTokenIds,
                           Map<String, Object> ropeScaling, int slidingWindow, int slidingWindowPattern,
                           double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping,
-                          double partialRotaryFactor, Experts experts) {
+                          double partialRotaryFactor, Experts experts, double attnLogitSoftcapping) {
     /**
      * The architectures whose layers may attend through a sliding window: Gemma 3's every layer but each
      * pattern-th, Phi-3's every layer.
      */
-    public static final List<String> SLIDING_WINDOW_ARCHITECTURES = List.of("gemma3", "phi3");
+    public static final List<String> SLIDING_WINDOW_ARCHITECTURES = List.of("gemma2", "gemma3", "phi3");
+    /** Gemma's architectures: GeGLU, (1 + w) norms stored as the sum, pre- and post-norms, a scaled embedding. */
+    public static final List<String> GEMMA_ARCHITECTURES = List.of("gemma2", "gemma3");
     /** The architectures whose RoPE may rotate part of each head. */
     public static final List<String> PARTIAL_ROTARY_ARCHITECTURES = List.of("phi3");
     /** The architectures whose MLP is a mixture of experts. */
@@ -69,7 +73,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                        Map<String, Object> ropeScaling) {
         this(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim, intermediateSize,
                 vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
-                bosTokenId, eosTokenIds, ropeScaling, 0, 1, ropeTheta, 0, 0, 1, Experts.NONE);
+                bosTokenId, eosTokenIds, ropeScaling, 0, 1, ropeTheta, 0, 0, 1, Experts.NONE, 0);
     }
 
     public ModelConfig {
@@ -122,8 +126,13 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
             throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor + " of a head of "
                     + headDim + " rotates " + rotary + " elements, not an even number of at least 2");
         }
-        String activation = modelType.equals("gemma3") ? "gelu_pytorch_tanh" : "silu";
-        if (!hiddenAct.equals(activation) && !(modelType.equals("gemma3") && hiddenAct.equals("gelu_tanh"))) {
+        if (!(attnLogitSoftcapping >= 0) || attnLogitSoftcapping > 0 && !modelType.equals("gemma2")) {
+            throw new IllegalArgumentException("attn_logit_softcapping " + attnLogitSoftcapping + " of a " + modelType
+                    + " model is not supported (supported for gemma2)");
+        }
+        boolean gemma = GEMMA_ARCHITECTURES.contains(modelType);
+        String activation = gemma ? "gelu_pytorch_tanh" : "silu";
+        if (!hiddenAct.equals(activation) && !(gemma && hiddenAct.equals("gelu_tanh"))) {
             throw new IllegalArgumentException("hidden_act \"" + hiddenAct + "\" of a " + modelType
                     + " model is not supported (its layers compute " + activation + ")");
         }
@@ -192,7 +201,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, vocabSize, n, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
                 bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta, queryPreAttnScalar,
-                finalLogitSoftcapping, partialRotaryFactor, experts);
+                finalLogitSoftcapping, partialRotaryFactor, experts, attnLogitSoftcapping);
     }
 
     /** The same config with another vocabulary size. */
@@ -200,7 +209,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, n, maxPositionEmbeddings, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias,
                 hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
-                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor, experts);
+                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor, experts, attnLogitSoftcapping);
     }
 
     /** The same config with the output head tied to the embedding, or not. */
@@ -208,6 +217,6 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
                 intermediateSize, vocabSize, maxPositionEmbeddings, ropeTheta, rmsNormEps, tied, attentionBias,
                 hiddenAct, bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta,
-                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor, experts);
+                queryPreAttnScalar, finalLogitSoftcapping, partialRotaryFactor, experts, attnLogitSoftcapping);
     }
 }

@@ -226,7 +226,7 @@ public final class Container {
         return new Dims(config.hiddenSize(), config.numHiddenLayers(), config.numAttentionHeads(),
                 config.numKeyValueHeads(), config.headDim(), experts.present() ? experts.ffn()
                 : config.intermediateSize(), config.vocabSize(), (float) config.rmsNormEps(), rope, contextLength,
-                (float) config.attentionScale(), sliding, experts.count());
+                (float) config.attentionScale(), sliding, experts.count(), (float) config.attnLogitSoftcapping());
     }
 
     /** A tile tensor's logical {@code [rows, cols]}: as the file records it, else from config.json. */

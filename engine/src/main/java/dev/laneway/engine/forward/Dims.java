@@ -20,10 +20,11 @@ import dev.laneway.engine.kernels.RopeFrequencies;
  * @param sliding       the layers that attend through a sliding window, and their RoPE
  * @param experts       the experts of each layer's mixture, 0 for a dense MLP ({@code ffn} is then each expert's
  *                      width)
+ * @param attentionSoftcap Gemma 2's cap on attention scores (softcap · tanh(s / softcap)), 0 for none
  */
 public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
                    RopeFrequencies rope, int contextLength, float attentionScale, SlidingWindow sliding,
-                   int experts) {
+                   int experts, float attentionSoftcap) {
     /**
      * Layers that attend to the {@code size} most recent positions only, and rotate with {@code rope}: Gemma 3's
      * all but the last of every {@code period} layers, or every layer ({@code period} 0, Phi-3's).
@@ -46,7 +47,7 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
     public Dims(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn, int vocab, float rmsEps,
                 RopeFrequencies rope, int contextLength) {
         this(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength,
-                (float) (1.0 / Math.sqrt(headDim)), SlidingWindow.NONE, 0);
+                (float) (1.0 / Math.sqrt(headDim)), SlidingWindow.NONE, 0, 0f);
     }
 
     public Dims {
@@ -79,11 +80,11 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
     /** A copy with another context length. */
     public Dims withContextLength(int contextLength) {
         return new Dims(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength,
-                attentionScale, sliding, experts);
+                attentionScale, sliding, experts, attentionSoftcap);
     }
 
     /** Whether every layer attends fully, rotates alike and scales by 1 / √headDim: what the fused layers compute. */
     public boolean uniformLayers() {
-        return sliding.size() == 0 && attentionScale == (float) (1.0 / Math.sqrt(headDim));
+        return sliding.size() == 0 && attentionScale == (float) (1.0 / Math.sqrt(headDim)) && attentionSoftcap == 0;
     }
 }

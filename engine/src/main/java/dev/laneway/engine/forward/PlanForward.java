@@ -121,9 +121,10 @@ public final class PlanForward implements LaneForward {
                 bufferNames.add(e.getKey());
                 bufferDims.add(e.getValue());
             });
-            this.attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(), dims.attentionScale());
+            this.attention = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(), dims.attentionScale(),
+                    0, dims.attentionSoftcap());
             this.windowed = new AttentionShape(dims.heads(), dims.kvHeads(), dims.headDim(), dims.attentionScale(),
-                    dims.sliding().size());
+                    dims.sliding().size(), dims.attentionSoftcap());
             this.logitsStride = dims.vocab();
         }
 

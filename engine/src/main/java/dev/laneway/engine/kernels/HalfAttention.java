@@ -46,7 +46,7 @@ public final class HalfAttention {
                     for (int i = 0; i < headDim; i++) {
                         dot += q16[i] * Floats.f16ToFloat(keys[ko + i]);
                     }
-                    float score = dot * shape.scale();
+                    float score = shape.capped(dot * shape.scale());
                     float rescale = 1f;
                     float weight = 1f;
                     if (score > max) {

@@ -124,7 +124,7 @@ public final class JavaKernels implements Kernels {
                     for (int i = 0; i < headDim; i++) {
                         dot += q[qo + i] * cache.keys()[ko + i];
                     }
-                    scores[t] = dot * shape.scale();
+                    scores[t] = shape.capped(dot * shape.scale());
                     max = Math.max(max, scores[t]);
                 }
                 float sum = 0f;

@@ -6,7 +6,7 @@ import dev.laneway.engine.container.Container;
 import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
-import dev.laneway.engine.kernels.Rope;
+import dev.laneway.engine.quant.Dequant;
 import dev.laneway.engine.plan.PlanJson;
 import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.q4nx.Q4nx;
@@ -16,6 +16,8 @@ import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -27,7 +29,8 @@ import java.util.function.Function;
  * Packs a Hugging Face checkpoint directory ({@code config.json}, {@code *.safetensors}, {@code tokenizer.json}) into
  * a container. The config and tokenizer files are carried over; Hugging Face q/k weights rotate halves. A tied
  * embedding stored only as {@code lm_head.weight} becomes {@code model.embed_tokens.weight}; Phi-3's fused
- * projections are split ({@link FusedProjections}), and Mixtral's experts take Qwen3-MoE's names.
+ * projections are split ({@link FusedProjections}), Mixtral's experts take Qwen3-MoE's names, and Gemma 3's norm
+ * weights w become the 1 + w its RMSNorm multiplies by.
  */
 public final class CheckpointPacker implements ModelPacker {
     private static final String EMBED = "model.embed_tokens.weight";
@@ -44,12 +47,11 @@ public final class CheckpointPacker implements ModelPacker {
     @Override
     public void pack(Path source, Path target, PackOptions options, PackProgress progress) throws IOException {
         ModelConfig config = ConfigJson.read(source.resolve(Container.CONFIG));
-        // Gemma's checkpoints store its norms' w where its plan reads 1 + w, as GGUF files store them
-        if (StandardPlans.variant(config.modelType(), Rope.Style.HALVES, false) == null
-                && !config.experts().present()) {
+        if (StandardPlans.plan(config, config.tieWordEmbeddings()) == null) {
             throw new FormatException(source.resolve(Container.CONFIG), "model_type " + config.modelType()
                     + " cannot be packed (known: " + String.join(", ", StandardPlans.architectures())
-                    + ", " + String.join(", ", ModelConfig.MOE_ARCHITECTURES) + ")");
+                    + ", " + String.join(", ", ModelConfig.GEMMA_ARCHITECTURES) + ", "
+                    + String.join(", ", ModelConfig.MOE_ARCHITECTURES) + ")");
         }
         if (config.attentionBias() && !config.modelType().equals("qwen2")) {
             throw new FormatException(source.resolve(Container.CONFIG), "attention_bias is not supported for "
@@ -79,6 +81,19 @@ public final class CheckpointPacker implements ModelPacker {
     }
 
     /**
+     * A Gemma norm's weight w as its plan reads it, 1 + w (Gemma's RMSNorm scales by 1 + w; GGUF files store the sum
+     * too): F32, since adding 1 to a 16-bit w would round it.
+     */
+    private static Tensor shifted(Tensor norm) {
+        float[] w = Dequant.toFloat(norm);
+        ByteBuffer bytes = ByteBuffer.allocate(w.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (float v : w) {
+            bytes.putFloat(1f + v);
+        }
+        return new Tensor(norm.name(), DType.F32, norm.shape(), bytes.flip());
+    }
+
+    /**
      * A Mixtral tensor under the names a container gives a mixture (Qwen3-MoE's): {@code block_sparse_moe} is
      * {@code mlp}, and an expert's {@code w1}, {@code w3} and {@code w2} are its gate, up and down projections.
      */
@@ -105,6 +120,9 @@ public final class CheckpointPacker implements ModelPacker {
                         + (config.tieWordEmbeddings() ? " nor " + HEAD : ""));
             }
             tensors.put(EMBED, head);
+        }
+        if (ModelConfig.GEMMA_ARCHITECTURES.contains(config.modelType())) {
+            tensors.replaceAll((name, t) -> name.endsWith("norm.weight") ? shifted(t) : t);
         }
         if (config.tieWordEmbeddings()) {
             tensors.remove(HEAD);

@@ -40,7 +40,7 @@ public final class GgufNames {
             return Optional.empty();
         }
         String layer = "model.layers." + m.group(1) + ".";
-        boolean gemma = architecture.equals("gemma3");
+        boolean gemma = architecture.equals("gemma3") || architecture.equals("gemma2");
         boolean phi3 = architecture.equals("phi3");
         String hf = switch (m.group(2)) {
             case "attn_qkv.weight" -> phi3 ? FusedProjections.QKV : null;

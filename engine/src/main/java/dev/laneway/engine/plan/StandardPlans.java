@@ -144,8 +144,8 @@ public final class StandardPlans {
      * Gemma 3's.
      */
     public static Plan plan(ModelConfig config, boolean tiedEmbeddings) {
-        if (config.modelType().equals("gemma3")) {
-            return gemma3(config, tiedEmbeddings);
+        if (ModelConfig.GEMMA_ARCHITECTURES.contains(config.modelType())) {
+            return gemma(config, tiedEmbeddings);
         }
         if (config.experts().present()) {
             return mixture(config, tiedEmbeddings);
@@ -155,20 +155,22 @@ public final class StandardPlans {
     }
 
     /**
-     * Gemma 3: the embedding scaled by √hidden; RMSNorm before and after attention and the MLP; per-head q and k
-     * norms; GeGLU; optionally soft-capped logits. Its norm weights are stored with Gemma's {@code 1 + w} already
+     * Gemma 2 and 3: the embedding scaled by √hidden; RMSNorm before and after attention and the MLP; per-head q and k
+     * norms (Gemma 3's); GeGLU; optionally soft-capped logits. Its norm weights are stored with Gemma's {@code 1 + w} already
      * added, as llama.cpp's converter writes them. Which layers attend through the sliding window, and their RoPE
      * base, come from the config, not the plan.
      */
-    static Plan gemma3(ModelConfig config, boolean tied) {
+    static Plan gemma(ModelConfig config, boolean tied) {
         Map<String, Plan.Dim> buffers = buffers();
         List<Op> layer = new ArrayList<>();
         layer.add(new Op.RmsNorm("x", ATTN_NORM, "xb", false));
         for (String p : List.of("q", "k", "v")) {
             layer.add(new Op.MatMul(projection(p), "xb", p, false));
         }
-        layer.add(new Op.RmsNorm("q", Q_NORM, "q", true));
-        layer.add(new Op.RmsNorm("k", K_NORM, "k", true));
+        if (config.modelType().equals("gemma3")) {
+            layer.add(new Op.RmsNorm("q", Q_NORM, "q", true));
+            layer.add(new Op.RmsNorm("k", K_NORM, "k", true));
+        }
         layer.add(new Op.RotaryEmbedding("q", "k", Rope.Style.HALVES));
         layer.add(new Op.Attention("q", "k", "v", "att"));
         layer.add(new Op.MatMul(O_PROJ, "att", "xb", false));

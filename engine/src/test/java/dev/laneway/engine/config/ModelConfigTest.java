@@ -251,6 +251,33 @@ class ModelConfigTest {
                 .u32("tokenizer.ggml.eos_token_id", 2);
     }
 
+    /**
+     * Gemma 3's layer_types give its sliding-window period when they repeat one; anything else, a multimodal config
+     * and Transformers' rope_parameters are refused by name rather than read as something they are not.
+     */
+    @Test
+    void readsGemmasLayerTypesAndRefusesWhatItCannotRead() throws FormatException {
+        String gemma = "{\"model_type\": \"gemma3_text\", \"hidden_size\": 64, \"num_hidden_layers\": 6, "
+                + "\"num_attention_heads\": 4, \"head_dim\": 16, \"intermediate_size\": 160, \"vocab_size\": 512, "
+                + "\"max_position_embeddings\": 512, \"rms_norm_eps\": 1e-6, \"sliding_window\": 4, ";
+        String s = "\"sliding_attention\"";
+        String full = "\"full_attention\"";
+        ModelConfig c = parse(gemma + "\"layer_types\": [" + String.join(", ", s, s, full, s, s, full) + "]}");
+        assertEquals("gemma3", c.modelType());
+        assertEquals(3, c.slidingWindowPattern());
+        FormatException e = assertThrows(FormatException.class, () -> parse(gemma + "\"layer_types\": ["
+                + String.join(", ", s, full, s, s, full, s) + "]}"));
+        assertTrue(e.getMessage().contains("config.json field layer_types") && e.getMessage().contains("layer 3 is "
+                + "\"sliding_attention\""), e.getMessage());
+        e = assertThrows(FormatException.class, () -> parse(gemma + "\"layer_types\": ["
+                + String.join(", ", s, s, full, s, s, full) + "], \"sliding_window_pattern\": 6}"));
+        assertTrue(e.getMessage().contains("sliding_window_pattern says 6"), e.getMessage());
+        e = assertThrows(FormatException.class, () -> parse(gemma + "\"rope_parameters\": {\"rope_theta\": 1e6}}"));
+        assertTrue(e.getMessage().contains("config.json field rope_parameters"), e.getMessage());
+        e = assertThrows(FormatException.class, () -> parse(gemma + "\"text_config\": {}}"));
+        assertTrue(e.getMessage().contains("config.json field text_config"), e.getMessage());
+    }
+
     private ModelConfig parse(String json) throws FormatException {
         return ConfigJson.parse(Path.of("cfg.json"), json.getBytes(StandardCharsets.UTF_8));
     }

@@ -113,7 +113,7 @@ class MoeLlamaCppTest {
     void refusesExpertsWhereTheArchitectureHasNone() {
         var e = assertThrows(IllegalArgumentException.class, () -> new ModelConfig("qwen3", 64, 2, 4, 2, 16, 160,
                 512, 512, 10000, 1e-5, false, false, "silu", java.util.OptionalInt.empty(), java.util.List.of(),
-                Map.of(), 0, 1, 10000, 0, 0, 1, new Experts(8, 2, 32, true)));
+                Map.of(), 0, 1, 10000, 0, 0, 1, new Experts(8, 2, 32, true), 0));
         assertTrue(e.getMessage().startsWith("num_experts 8 of a qwen3 model is not supported"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> new ModelConfig("qwen3_moe", 64, 2, 4, 2, 16, 160,
                 512, 512, 10000, 1e-5, false, false, "silu", java.util.OptionalInt.empty(), java.util.List.of(),

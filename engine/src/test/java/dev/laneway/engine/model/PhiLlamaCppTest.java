@@ -174,7 +174,7 @@ class PhiLlamaCppTest {
         assertTrue(e.getMessage().contains("longrope factor tensors"), e.getMessage());
         var partial = assertThrows(IllegalArgumentException.class, () -> new ModelConfig("llama", 64, 2, 4, 2, 16,
                 160, 512, 512, 10000, 1e-5, false, false, "silu", java.util.OptionalInt.empty(), List.of(), Map.of(),
-                0, 1, 10000, 0, 0, 0.75, dev.laneway.engine.config.Experts.NONE));
+                0, 1, 10000, 0, 0, 0.75, dev.laneway.engine.config.Experts.NONE, 0));
         assertTrue(partial.getMessage().startsWith("partial_rotary_factor 0.75 of a llama model is not supported"),
                 partial.getMessage());
     }

@@ -151,6 +151,61 @@ class CheckpointMatchesGgufTest {
         }
     }
 
+    /**
+     * Gemma 3: a checkpoint as Hugging Face stores one (model_type gemma3_text, {@code layer_types}, norm weights w
+     * where GGUF files store 1 + w) and the GGUF file it was written from pack into containers with the same logits.
+     */
+    @Test
+    void aGemma3CheckpointAndItsGgufComputeTheSameLogits() throws IOException {
+        ModelShape shape = ModelShape.TINY_GEMMA3;
+        Path gguf = dir.resolve("gemma3.gguf");
+        RandomModel.write(shape, DType.F32, 5, gguf);
+        GgufFile file = GgufFile.open(gguf);
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        GgufPacker.hfTensors(file, "gemma3").forEach((n, t) -> tensors.put(n, n.endsWith("norm.weight")
+                ? shifted(t, -1f) : t));
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("model_type", "gemma3_text");
+        config.put("hidden_size", shape.hidden());
+        config.put("num_hidden_layers", shape.layers());
+        config.put("num_attention_heads", shape.heads());
+        config.put("num_key_value_heads", shape.kvHeads());
+        config.put("head_dim", shape.headDim());
+        config.put("intermediate_size", shape.ffn());
+        config.put("vocab_size", shape.vocab());
+        config.put("max_position_embeddings", shape.context());
+        config.put("rms_norm_eps", 1e-6);
+        config.put("rope_theta", 1_000_000.0);
+        config.put("rope_local_base_freq", 10_000.0);
+        config.put("sliding_window", 4);
+        config.put("layer_types", List.of("sliding_attention", "full_attention"));
+        config.put("query_pre_attn_scalar", shape.headDim());
+        config.put("hidden_activation", "gelu_pytorch_tanh");
+        config.put("tie_word_embeddings", false);
+        config.put("attn_logit_softcapping", null);
+        config.put("final_logit_softcapping", null);
+        Path checkpoint = dir.resolve("gemma3-hf");
+        writeCheckpoint(tensors, config, GgufTokenizerConverter.convert(file).tokenizerJson(), checkpoint);
+        PackOptions f32 = new PackOptions(Optional.of("f32"), false);
+        new CheckpointPacker().pack(checkpoint, dir.resolve("gemma3-from-hf"), f32, PackProgress.NONE);
+        new GgufPacker().pack(gguf, dir.resolve("gemma3-from-gguf"), f32, PackProgress.NONE);
+        ModelConfig fromHf = Container.open(dir.resolve("gemma3-from-hf")).config();
+        assertEquals("gemma3", fromHf.modelType());
+        assertEquals(2, fromHf.slidingWindowPattern());
+        assertSameLogits(forward(dir.resolve("gemma3-from-hf")), forward(dir.resolve("gemma3-from-gguf")),
+                shape.vocab());
+    }
+
+    /** An F32 vector with {@code delta} added to each element. */
+    private static Tensor shifted(Tensor t, float delta) {
+        float[] v = Dequant.toFloat(t);
+        ByteBuffer out = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (float x : v) {
+            out.putFloat(x + delta);
+        }
+        return new Tensor(t.name(), DType.F32, t.shape(), out.flip());
+    }
+
     /** A container's name of a mixture's tensor, as Mixtral's checkpoints name it. */
     private static String hfMixtralName(String name) {
         String n = name.replace(".mlp.", ".block_sparse_moe.");

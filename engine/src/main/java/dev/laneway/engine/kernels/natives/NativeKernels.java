@@ -290,13 +290,13 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             requireLength("values", cache.values16().length, end);
             NativeLibrary.attentionHalf(pool, isa.ordinal(), out, q, rowOffset, cache.keys16(), cache.values16(),
                     kvOffset, batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale(),
-                    shape.window());
+                    shape.window(), shape.softcap());
         } else {
             requireLength("keys", cache.keys().length, end);
             requireLength("values", cache.values().length, end);
             NativeLibrary.attention(pool, isa.ordinal(), out, q, rowOffset, cache.keys(), cache.values(), kvOffset,
                     batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale(),
-                    shape.window());
+                    shape.window(), shape.softcap());
         }
         Reference.reachabilityFence(this);
     }

@@ -74,18 +74,19 @@ final class NativeLibrary {
 
     /**
      * Attention of the query rows from element {@code rowOffset} of q and out, over keys and values from
-     * {@code kvOffset}; {@code window} > 0 limits each query to that many most recent positions.
+     * {@code kvOffset}; {@code window} > 0 limits each query to that many most recent positions, {@code softcap} > 0
+     * caps each score s at softcap · tanh(s / softcap).
      */
     @CriticalRegion
     static native void attention(long pool, int isa, float[] out, float[] q, int rowOffset, float[] keys,
             float[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale,
-            int window);
+            int window, float softcap);
 
     /** Attention over half-precision keys and values (bits in {@code short}s). */
     @CriticalRegion
     static native void attentionHalf(long pool, int isa, float[] out, float[] q, int rowOffset, short[] keys,
             short[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale,
-            int window);
+            int window, float softcap);
 
     @CriticalRegion
     static native void siluMul(long pool, int isa, float[] gate, float[] up, int n);

@@ -226,12 +226,13 @@ class NativeKernelsTest {
     void attentionAgreesWithReference(Isa isa) {
         Random random = new Random(3);
         // heads, kv heads, head dim, start position, batch: odd head sizes (masked tails), grouped queries, a head too
-        // large to keep in registers (136), long and empty histories; a sixth number is a sliding window
+        // large to keep in registers (136), long and empty histories; a sixth number is a sliding window, a seventh a
+        // soft cap on the scores (Gemma 2's)
         for (int[] s : new int[][] {{4, 2, 20, 0, 1}, {4, 2, 20, 7, 5}, {6, 6, 64, 130, 1}, {8, 1, 32, 0, 19},
                 {2, 1, 136, 5, 2}, {4, 4, 80, 3, 3}, {4, 2, 20, 7, 5, 3}, {6, 6, 64, 130, 1, 16},
-                {8, 1, 32, 0, 19, 4}}) {
+                {8, 1, 32, 0, 19, 4}, {4, 2, 20, 7, 5, 0, 1}, {6, 6, 64, 130, 1, 16, 2}}) {
             AttentionShape shape = new AttentionShape(s[0], s[1], s[2], (float) (1 / Math.sqrt(s[2])),
-                    s.length > 5 ? s[5] : 0);
+                    s.length > 5 ? s[5] : 0, s.length > 6 ? s[6] : 0);
             int startPos = s[3];
             int batch = s[4];
             KvCache cache = new KvCache(1, startPos + batch + 3, shape.kvDim());
@@ -263,12 +264,13 @@ class NativeKernelsTest {
         Random random = new Random(12);
         // heads, kv heads, head dim, start position, batch: grouped queries, odd head sizes (masked tails), heads
         // past the registers (136, 200), a prompt batch, histories up to a thousand positions; a sixth number is a
-        // sliding window
+        // sliding window, a seventh a soft cap on the scores
         for (int[] s : new int[][] {{4, 2, 20, 0, 1}, {4, 2, 20, 7, 5}, {6, 6, 48, 130, 1}, {8, 1, 32, 0, 19},
                 {2, 1, 136, 5, 2}, {4, 4, 80, 3, 3}, {32, 8, 64, 1000, 1}, {6, 2, 7, 300, 4}, {2, 2, 200, 60, 2},
-                {12, 4, 128, 511, 2}, {4, 2, 20, 7, 5, 3}, {32, 8, 64, 1000, 1, 512}, {6, 2, 7, 300, 4, 9}}) {
+                {12, 4, 128, 511, 2}, {4, 2, 20, 7, 5, 3}, {32, 8, 64, 1000, 1, 512}, {6, 2, 7, 300, 4, 9},
+                {4, 2, 20, 7, 5, 0, 2}, {32, 8, 64, 1000, 1, 512, 3}}) {
             AttentionShape shape = new AttentionShape(s[0], s[1], s[2], (float) (1 / Math.sqrt(s[2])),
-                    s.length > 5 ? s[5] : 0);
+                    s.length > 5 ? s[5] : 0, s.length > 6 ? s[6] : 0);
             int startPos = s[3];
             int batch = s[4];
             int positions = startPos + batch;
