@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
@@ -61,7 +62,8 @@ public final class ConfigJson {
         int hidden = f.requiredInt("hidden_size");
         int heads = f.requiredInt("num_attention_heads");
         int layers = f.requiredInt("num_hidden_layers");
-        boolean gemma = ModelConfig.GEMMA_ARCHITECTURES.contains(modelType);
+        Optional<Architecture> arch = Architecture.of(modelType);
+        boolean gemma = arch.map(Architecture::gemma).orElse(false);
         boolean gemma2 = modelType.equals("gemma2");
         if (modelType.equals("gemma3") && f.present("attn_logit_softcapping") != null) {
             throw new FormatException(file, "config.json field attn_logit_softcapping is not supported for gemma3");
@@ -89,7 +91,7 @@ public final class ConfigJson {
                     ropeTheta,
                     f.requiredDouble("rms_norm_eps"),
                     f.optionalBoolean("tie_word_embeddings", gemma),
-                    f.optionalBoolean("attention_bias", modelType.equals("qwen2")),
+                    f.optionalBoolean("attention_bias", arch.map(Architecture::qkvBias).orElse(false)),
                     act,
                     f.optionalInt("bos_token_id"),
                     f.intOrList("eos_token_id"),
@@ -200,21 +202,7 @@ public final class ConfigJson {
     /** The config as Hugging Face config.json text. */
     public static String toJson(ModelConfig c) {
         Map<String, Object> m = new LinkedHashMap<>();
-        String arch = switch (c.modelType()) {
-            case "llama" -> "LlamaForCausalLM";
-            case "mistral" -> "MistralForCausalLM";
-            case "qwen2" -> "Qwen2ForCausalLM";
-            case "qwen3" -> "Qwen3ForCausalLM";
-            case "gemma2" -> "Gemma2ForCausalLM";
-            case "gemma3" -> "Gemma3ForCausalLM";
-            case "phi3" -> "Phi3ForCausalLM";
-            case "qwen3_moe" -> "Qwen3MoeForCausalLM";
-            case "mixtral" -> "MixtralForCausalLM";
-            default -> null;
-        };
-        if (arch != null) {
-            m.put("architectures", List.of(arch));
-        }
+        c.architecture().ifPresent(a -> m.put("architectures", List.of(a.hfClass())));
         m.put("model_type", c.modelType());
         m.put("hidden_size", c.hiddenSize());
         m.put("num_hidden_layers", c.numHiddenLayers());
@@ -228,7 +216,7 @@ public final class ConfigJson {
         m.put("rms_norm_eps", c.rmsNormEps());
         m.put("tie_word_embeddings", c.tieWordEmbeddings());
         m.put("attention_bias", c.attentionBias());
-        boolean gemma = ModelConfig.GEMMA_ARCHITECTURES.contains(c.modelType());
+        boolean gemma = c.architecture().map(Architecture::gemma).orElse(false);
         m.put(gemma ? "hidden_activation" : "hidden_act", c.hiddenAct());
         if (gemma) {
             m.put("sliding_window", c.slidingWindow());

@@ -53,17 +53,6 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                           Map<String, Object> ropeScaling, int slidingWindow, int slidingWindowPattern,
                           double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping,
                           double partialRotaryFactor, Experts experts, double attnLogitSoftcapping) {
-    /**
-     * The architectures whose layers may attend through a sliding window: Gemma 3's every layer but each
-     * pattern-th, Phi-3's every layer.
-     */
-    public static final List<String> SLIDING_WINDOW_ARCHITECTURES = List.of("gemma2", "gemma3", "phi3");
-    /** Gemma's architectures: GeGLU, (1 + w) norms stored as the sum, pre- and post-norms, a scaled embedding. */
-    public static final List<String> GEMMA_ARCHITECTURES = List.of("gemma2", "gemma3");
-    /** The architectures whose RoPE may rotate part of each head. */
-    public static final List<String> PARTIAL_ROTARY_ARCHITECTURES = List.of("phi3");
-    /** The architectures whose MLP is a mixture of experts. */
-    public static final List<String> MOE_ARCHITECTURES = List.of("qwen3_moe", "mixtral");
 
     /** A dense config without Gemma's sliding window, query scalar or soft-capping. */
     public ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
@@ -102,35 +91,36 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                     + slidingWindowPattern + ", rope_local_base_freq " + ropeLocalTheta + ", query_pre_attn_scalar "
                     + queryPreAttnScalar + " or final_logit_softcapping " + finalLogitSoftcapping + " is out of range");
         }
-        if (slidingWindow > 0 && !SLIDING_WINDOW_ARCHITECTURES.contains(modelType)) {
-            throw new IllegalArgumentException("sliding_window " + slidingWindow + " of a " + modelType
-                    + " model is not supported (supported for " + String.join(", ", SLIDING_WINDOW_ARCHITECTURES) + ")");
+        // what the architecture's layer has room for; a model_type Laneway does not know has none of it
+        Optional<Architecture> arch = Architecture.of(modelType);
+        if (slidingWindow > 0 && arch.map(a -> a.window() == Architecture.Window.NONE).orElse(true)) {
+            throw unsupported("sliding_window " + slidingWindow, modelType, a -> a.window() != Architecture.Window.NONE);
         }
         if (!(partialRotaryFactor > 0 && partialRotaryFactor <= 1)) {
             throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor
                     + " is out of range (0, 1]");
         }
-        if (partialRotaryFactor != 1 && !PARTIAL_ROTARY_ARCHITECTURES.contains(modelType)) {
-            throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor + " of a " + modelType
-                    + " model is not supported (supported for " + String.join(", ", PARTIAL_ROTARY_ARCHITECTURES)
-                    + ")");
+        if (partialRotaryFactor != 1 && !arch.map(Architecture::partialRotary).orElse(false)) {
+            throw unsupported("partial_rotary_factor " + partialRotaryFactor, modelType, Architecture::partialRotary);
         }
         Objects.requireNonNull(experts, "experts");
-        if (experts.present() != MOE_ARCHITECTURES.contains(modelType)) {
-            throw new IllegalArgumentException(experts.present() ? "num_experts " + experts.count() + " of a "
-                    + modelType + " model is not supported (supported for " + String.join(", ", MOE_ARCHITECTURES)
-                    + ")" : "a " + modelType + " model needs num_experts and num_experts_per_tok");
+        if (experts.present() && !arch.map(Architecture::experts).orElse(false)) {
+            throw unsupported("num_experts " + experts.count(), modelType, Architecture::experts);
+        }
+        if (!experts.present() && arch.map(Architecture::experts).orElse(false)) {
+            throw new IllegalArgumentException("a " + modelType + " model needs num_experts and num_experts_per_tok");
         }
         int rotary = (int) (headDim * partialRotaryFactor);
         if (rotary < 2 || rotary % 2 != 0) {
             throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor + " of a head of "
                     + headDim + " rotates " + rotary + " elements, not an even number of at least 2");
         }
-        if (!(attnLogitSoftcapping >= 0) || attnLogitSoftcapping > 0 && !modelType.equals("gemma2")) {
-            throw new IllegalArgumentException("attn_logit_softcapping " + attnLogitSoftcapping + " of a " + modelType
-                    + " model is not supported (supported for gemma2)");
+        if (!(attnLogitSoftcapping >= 0)
+                || attnLogitSoftcapping > 0 && !arch.map(Architecture::attentionSoftcap).orElse(false)) {
+            throw unsupported("attn_logit_softcapping " + attnLogitSoftcapping, modelType,
+                    Architecture::attentionSoftcap);
         }
-        boolean gemma = GEMMA_ARCHITECTURES.contains(modelType);
+        boolean gemma = arch.map(Architecture::gemma).orElse(false);
         String activation = gemma ? "gelu_pytorch_tanh" : "silu";
         if (!hiddenAct.equals(activation) && !(gemma && hiddenAct.equals("gelu_tanh"))) {
             throw new IllegalArgumentException("hidden_act \"" + hiddenAct + "\" of a " + modelType
@@ -140,6 +130,17 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         ropeScaling = Collections.unmodifiableMap(new LinkedHashMap<>(ropeScaling));
         // A scaling that cannot be applied is refused here, when the config is read, not at the first token.
         RopeFrequencies.of(ropeTheta, rotary, ropeScaling, Optional.empty(), maxPositionEmbeddings);
+    }
+
+    private static IllegalArgumentException unsupported(String what, String modelType,
+                                                        java.util.function.Predicate<Architecture> having) {
+        return new IllegalArgumentException(what + " of a " + modelType + " model is not supported (supported for "
+                + String.join(", ", Architecture.named(having)) + ")");
+    }
+
+    /** The architecture, if Laneway serves this {@code model_type}. */
+    public Optional<Architecture> architecture() {
+        return Architecture.of(modelType);
     }
 
     /** The elements of each head that RoPE rotates: the first {@code partial_rotary_factor · head_dim}. */
@@ -167,7 +168,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
 
     /** Whether a sliding window, if there is one, covers every layer (Phi-3) rather than Gemma's pattern. */
     public boolean slidesEveryLayer() {
-        return modelType.equals("phi3");
+        return architecture().map(a -> a.window() == Architecture.Window.EVERY_LAYER).orElse(false);
     }
 
     /** The RoPE frequencies of Gemma's sliding-window layers: their own base, no scaling. */

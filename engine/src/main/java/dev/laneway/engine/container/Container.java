@@ -1,6 +1,7 @@
 package dev.laneway.engine.container;
 
 import dev.laneway.engine.config.ConfigJson;
+import dev.laneway.engine.config.Architecture;
 import dev.laneway.engine.config.Experts;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.format.FormatException;
@@ -121,22 +122,35 @@ public final class Container {
                     + pairs + "\", expected \"halves\" or \"interleaved\"");
         };
         StandardPlans.Variant variant = StandardPlans.variant(type, rope, tied);
-        if (variant == null) {
+        Plan plan = variant != null ? StandardPlans.plan(variant) : StandardPlans.plan(config, tied);
+        if (plan == null) {
             throw new FormatException(dir, "no Laneway plan.json, and model_type '" + type + "' is not an architecture"
-                    + " Laneway derives a plan for (" + String.join(", ", StandardPlans.architectures()) + ")");
+                    + " Laneway derives a plan for (" + String.join(", ", Architecture.all()) + ")");
         }
-        if (config.attentionBias() != variant.qkvBias()) {
+        if (variant == null && rope != Rope.Style.HALVES) {
+            throw new FormatException(weights.path(), "__metadata__ " + Q4nx.ROPE_PAIRS_KEY + " \"" + pairs
+                    + "\" is read for the llama family only; a " + type + " container rotates halves");
+        }
+        boolean biases = config.architecture().map(a -> a.qkvBias()).orElse(false);
+        if (config.attentionBias() != biases) {
             throw new FormatException(dir.resolve(CONFIG), "attention_bias " + config.attentionBias()
                     + " is not in the " + type + " plan");
         }
-        Plan plan = StandardPlans.plan(variant);
         Set<String> read = new HashSet<>(Set.of(StandardPlans.EMBEDDING, StandardPlans.HEAD,
                 RopeFrequencies.FACTORS_TENSOR));
         plan.prologue().forEach(op -> read.addAll(op.tensors()));
         plan.epilogue().forEach(op -> read.addAll(op.tensors()));
+        int experts = config.experts().count();
         for (int l = 0; l < config.numHiddenLayers(); l++) {
             String layer = Integer.toString(l);
-            plan.layer().forEach(op -> op.tensors().forEach(t -> read.add(t.replace("{L}", layer))));
+            for (var op : plan.layer()) {
+                for (String t : op.tensors()) {
+                    String named = t.replace("{L}", layer);
+                    for (int e = 0; e < Math.max(1, experts); e++) {
+                        read.add(named.replace("{E}", Integer.toString(e)));
+                    }
+                }
+            }
         }
         for (var t : weights.tensors()) {
             if (!read.contains(t.name())) {
@@ -144,8 +158,8 @@ public final class Container {
                         + " plan reads; it is refused rather than dropped");
             }
         }
-        derivations.add(type + " layers" + (variant.qkvBias() ? " with q/k/v biases" : "")
-                + (variant.qkNorm() ? " with q/k norms" : "") + ", RoPE pairs in " + pairs + " order"
+        derivations.add(type + " layers" + (variant == null ? "" : (variant.qkvBias() ? " with q/k/v biases" : "")
+                + (variant.qkNorm() ? " with q/k norms" : "")) + ", RoPE pairs in " + pairs + " order"
                 + (weights.metadata().containsKey(Q4nx.ROPE_PAIRS_KEY) ? "" : " (Hugging Face's)") + ", the head "
                 + (tied ? StandardPlans.EMBEDDING + " (tied)" : StandardPlans.HEAD));
         return plan;

@@ -1,5 +1,6 @@
 package dev.laneway.engine.pack;
 
+import dev.laneway.engine.config.Architecture;
 import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
@@ -49,11 +50,9 @@ public final class CheckpointPacker implements ModelPacker {
         ModelConfig config = ConfigJson.read(source.resolve(Container.CONFIG));
         if (StandardPlans.plan(config, config.tieWordEmbeddings()) == null) {
             throw new FormatException(source.resolve(Container.CONFIG), "model_type " + config.modelType()
-                    + " cannot be packed (known: " + String.join(", ", StandardPlans.architectures())
-                    + ", " + String.join(", ", ModelConfig.GEMMA_ARCHITECTURES) + ", "
-                    + String.join(", ", ModelConfig.MOE_ARCHITECTURES) + ")");
+                    + " cannot be packed (known: " + String.join(", ", Architecture.all()) + ")");
         }
-        if (config.attentionBias() && !config.modelType().equals("qwen2")) {
+        if (config.attentionBias() && !config.architecture().map(Architecture::qkvBias).orElse(false)) {
             throw new FormatException(source.resolve(Container.CONFIG), "attention_bias is not supported for "
                     + config.modelType());
         }
@@ -121,7 +120,7 @@ public final class CheckpointPacker implements ModelPacker {
             }
             tensors.put(EMBED, head);
         }
-        if (ModelConfig.GEMMA_ARCHITECTURES.contains(config.modelType())) {
+        if (config.architecture().map(Architecture::gemma).orElse(false)) {
             tensors.replaceAll((name, t) -> name.endsWith("norm.weight") ? shifted(t) : t);
         }
         if (config.tieWordEmbeddings()) {

@@ -1,5 +1,6 @@
 package dev.laneway.engine.pack;
 
+import dev.laneway.engine.config.Architecture;
 import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.GgufConfig;
 import dev.laneway.engine.config.ModelConfig;
@@ -109,8 +110,8 @@ public final class GgufPacker implements ModelPacker {
      * Hugging Face's order, as do Gemma's.
      */
     static Map<String, IntUnaryOperator> qkRowOrders(ModelConfig config) {
-        if (!config.modelType().equals("llama") && !config.modelType().equals("mixtral")) {
-            return Map.of();  // llama.cpp's converter reorders the rows of llama files, Mixtral's among them
+        if (!config.architecture().map(Architecture::interleavedGguf).orElse(false)) {
+            return Map.of();
         }
         int headDim = config.headDim();
         IntUnaryOperator toHalves = row -> {

@@ -1,5 +1,6 @@
 package dev.laneway.engine.plan;
 
+import dev.laneway.engine.config.Architecture;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.kernels.Rope;
 
@@ -45,12 +46,8 @@ public final class StandardPlans {
 
     /** The variant of a Hugging Face {@code model_type}, or null when it is not a dense llama-family one. */
     public static Variant variant(String modelType, Rope.Style ropeStyle, boolean tied) {
-        return switch (modelType) {
-            case "llama", "mistral", "phi3" -> new Variant(false, false, ropeStyle, tied);
-            case "qwen2" -> new Variant(true, false, ropeStyle, tied);
-            case "qwen3" -> new Variant(false, true, ropeStyle, tied);
-            default -> null;
-        };
+        return Architecture.of(modelType).filter(Architecture::llamaLayer)
+                .map(a -> new Variant(a.qkvBias(), a.qkNorm(), ropeStyle, tied)).orElse(null);
     }
 
     /**
@@ -136,7 +133,7 @@ public final class StandardPlans {
 
     /** The architectures {@link #variant} knows. */
     public static List<String> architectures() {
-        return List.of("llama", "mistral", "qwen2", "qwen3", "phi3");
+        return Architecture.named(Architecture::llamaLayer);
     }
 
     /**
@@ -144,11 +141,12 @@ public final class StandardPlans {
      * Gemma 3's.
      */
     public static Plan plan(ModelConfig config, boolean tiedEmbeddings) {
-        if (ModelConfig.GEMMA_ARCHITECTURES.contains(config.modelType())) {
-            return gemma(config, tiedEmbeddings);
+        Architecture arch = config.architecture().orElse(null);
+        if (arch != null && arch.gemma()) {
+            return gemma(config, arch, tiedEmbeddings);
         }
-        if (config.experts().present()) {
-            return mixture(config, tiedEmbeddings);
+        if (arch != null && arch.experts()) {
+            return mixture(config, arch, tiedEmbeddings);
         }
         Variant v = variant(config.modelType(), Rope.Style.HALVES, tiedEmbeddings);
         return v == null ? null : plan(v);
@@ -160,14 +158,14 @@ public final class StandardPlans {
      * added, as llama.cpp's converter writes them. Which layers attend through the sliding window, and their RoPE
      * base, come from the config, not the plan.
      */
-    static Plan gemma(ModelConfig config, boolean tied) {
+    static Plan gemma(ModelConfig config, Architecture arch, boolean tied) {
         Map<String, Plan.Dim> buffers = buffers();
         List<Op> layer = new ArrayList<>();
         layer.add(new Op.RmsNorm("x", ATTN_NORM, "xb", false));
         for (String p : List.of("q", "k", "v")) {
             layer.add(new Op.MatMul(projection(p), "xb", p, false));
         }
-        if (config.modelType().equals("gemma3")) {
+        if (arch.qkNorm()) {
             layer.add(new Op.RmsNorm("q", Q_NORM, "q", true));
             layer.add(new Op.RmsNorm("k", K_NORM, "k", true));
         }
@@ -205,9 +203,8 @@ public final class StandardPlans {
      * A mixture of experts: the attention of Qwen3 (q/k norms; {@code qwen3_moe}) or llama (Mixtral), then a
      * {@code moe} op in place of the MLP.
      */
-    static Plan mixture(ModelConfig config, boolean tied) {
-        boolean qwen = config.modelType().equals("qwen3_moe");
-        Plan dense = plan(new Variant(false, qwen, Rope.Style.HALVES, tied));
+    static Plan mixture(ModelConfig config, Architecture arch, boolean tied) {
+        Plan dense = plan(new Variant(arch.qkvBias(), arch.qkNorm(), Rope.Style.HALVES, tied));
         Map<String, Plan.Dim> buffers = new LinkedHashMap<>(dense.buffers());
         buffers.put("router", Plan.Dim.EXPERTS);
         buffers.put("moe_x", Plan.Dim.HIDDEN);

@@ -105,9 +105,16 @@ class BatchedGenerationTest {
         try (LanewayModel model = open(container, kernels, streams, batch)) {
             ExecutorService clients = Executors.newFixedThreadPool(streams);
             try {
+                // every client waits at the latch until all are started: they arrive at once, however slowly the
+                // pool's threads start, rather than one after another's whole generation
+                java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(prompts.size());
                 List<Future<Run>> runs = new ArrayList<>();
                 for (int[] prompt : prompts) {
-                    runs.add(clients.submit(() -> run(model, prompt, 24)));
+                    runs.add(clients.submit(() -> {
+                        start.countDown();
+                        start.await();
+                        return run(model, prompt, 24);
+                    }));
                 }
                 int computedShared = 0;
                 for (int c = 0; c < runs.size(); c++) {

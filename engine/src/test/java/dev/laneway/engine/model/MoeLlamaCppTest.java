@@ -80,6 +80,21 @@ class MoeLlamaCppTest {
         }
     }
 
+    /** Without plan.json, the plan is built from config.json: the same tokens. */
+    @Test
+    void aContainerWithoutPlanJsonGetsItsPlanFromTheConfig() throws IOException {
+        Path planless = dir.resolve("qwen3moe-planless");
+        Packed.copy(CONTAINERS.get("qwen3moe"), planless);
+        java.nio.file.Files.delete(planless.resolve(Container.PLAN));
+        Container c = Container.open(planless);
+        assertEquals(Container.open(CONTAINERS.get("qwen3moe")).plan(), c.plan());
+        assertTrue(c.derivations().stream().anyMatch(d -> d.contains("no plan.json")), c.derivations().toString());
+        try (LanewayModel m = open(planless, "java", RouteOptions.defaults().withOpt("kv", "f32"))) {
+            LlamaCppReference.assertGenerates(m, reference("qwen3moe"), "qwen3moe without plan.json",
+                    LOGPROB_TOLERANCE);
+        }
+    }
+
     /** The container keeps one matrix per expert, and its plan a moe op with the config's experts. */
     @Test
     void theContainerHoldsEachExpert() throws IOException {
