@@ -182,7 +182,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireLength("out", out, (long) batch * w.rows());
         int reading = readingOf(w).ordinal();
         if (CompactCopies.worthIt(w)) {
-            NativeLibrary.matmulCompact(pool, isa.ordinal(), w.layout().ordinal(), compact.of(w), w.rows(), w.cols(),
+            NativeLibrary.matmulCompact(pool, isa.ordinal(), w.layout().ordinal(), compactCopy(w), w.rows(), w.cols(),
                     reading, x, out, batch);
         } else {
             NativeLibrary.matmul(pool, isa.ordinal(), w.layout().ordinal(), w.data(), w.rows(), w.cols(), false,
@@ -212,8 +212,22 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (!CompactCopies.worthIt(w)) {
             return 0;
         }
-        compact.of(w);
+        compactCopy(w);
         return NativeLibrary.compactBytes(w.layout().ordinal(), w.rows(), w.cols());
+    }
+
+    /**
+     * The compact copy of w, made on first use. Making it reads every tile; the products read the copy only, so the
+     * tiles' pages are given back then rather than kept resident beside it (a row lookup reads them back from the page
+     * cache).
+     */
+    private long compactCopy(Matrix w) {
+        boolean made = !compact.has(w);
+        long address = compact.of(w);
+        if (made) {
+            releaseMapped(w);
+        }
+        return address;
     }
 
     @Override
@@ -500,7 +514,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         boolean copiedNow = quantized && isa == Isa.AVX512 && reading == Streaming.IN_PLACE;
         boolean inLanes = copiedNow || laterLanes.has(m);
         boolean compacted = !inLanes && CompactCopies.worthIt(m);
-        long address = copiedNow ? lanes.of(m) : inLanes ? laterLanes.of(m) : compacted ? compact.of(m)
+        long address = copiedNow ? lanes.of(m) : inLanes ? laterLanes.of(m) : compacted ? compactCopy(m)
                 : NativeLibrary.bufferAddress(m.data());
         if (copiedNow) {  // a later copy's tiles are given back once the layer has switched (see fuse)
             releaseMapped(m);
