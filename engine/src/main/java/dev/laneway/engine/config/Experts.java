@@ -14,10 +14,14 @@ public record Experts(int count, int perToken, int ffn, boolean normalize) {
     /** A dense model's: no experts. */
     public static final Experts NONE = new Experts(0, 0, 0, false);
 
+    /** The most experts a layer may have (the largest mixtures published have 512). */
+    public static final int MAX_COUNT = 1024;
+
     public Experts {
-        if (count < 0 || count > 0 && (perToken < 1 || perToken > count || ffn < 1)) {
+        if (count < 0 || count > MAX_COUNT || count > 0 && (perToken < 1 || perToken > count || ffn < 1)) {
             throw new IllegalArgumentException("num_experts " + count + ", num_experts_per_tok " + perToken
-                    + " and the experts' intermediate size " + ffn + " do not describe a mixture of experts");
+                    + " and the experts' intermediate size " + ffn + " do not describe a mixture of experts (at most "
+                    + MAX_COUNT + " experts)");
         }
     }
 

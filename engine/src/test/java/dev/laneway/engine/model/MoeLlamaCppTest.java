@@ -134,6 +134,8 @@ class MoeLlamaCppTest {
                 512, 512, 10000, 1e-5, false, false, "silu", java.util.OptionalInt.empty(), java.util.List.of(),
                 Map.of()));
         assertTrue(e.getMessage().contains("needs num_experts"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new Experts(1 << 30, 2, 32, true));
+        assertTrue(e.getMessage().contains("at most 1024 experts"), e.getMessage());
     }
 
     private static LanewayModel open(Path container, String kernels, RouteOptions options) {
