@@ -12,6 +12,7 @@ import dev.laneway.engine.pack.GgufPacker;
 import dev.laneway.engine.plan.Op;
 import dev.laneway.engine.testing.LlamaCppReference;
 import dev.laneway.engine.testing.Packed;
+import dev.laneway.spi.GeneratedToken;
 import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
 import dev.laneway.spi.RouteOptions;
@@ -24,9 +25,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -78,6 +84,53 @@ class MoeLlamaCppTest {
         try (LanewayModel m = open(CONTAINERS.get(model), "java", oneRow)) {
             LlamaCppReference.assertGenerates(m, reference(model), model + " batch 1", LOGPROB_TOLERANCE);
         }
+    }
+
+    /**
+     * Sequences decoded together, their rows grouped by expert across sequences and joining and leaving at different
+     * steps, generate what each generates alone, with the same log-probabilities (q8: each row's int8 product is
+     * computed the same in any batch).
+     */
+    @Test
+    void sequencesBatchedTogetherGenerateWhatEachGeneratesAlone() throws Exception {
+        Path gguf = dir.resolve("qwen3moe.gguf");
+        Path q8 = dir.resolve("qwen3moe-q8");
+        new GgufPacker().pack(gguf, q8, new PackOptions(Optional.of("q8"), false), PackProgress.NONE);
+        List<int[]> prompts = new ArrayList<>();
+        for (JsonNode r : reference("qwen3moe").get("records")) {
+            prompts.add(LlamaCppReference.ints(r.get("prompt_ids")));
+        }
+        List<List<GeneratedToken>> alone = new ArrayList<>();
+        try (LanewayModel m = open(q8, "native", RouteOptions.defaults())) {
+            for (int i = 0; i < prompts.size(); i++) {
+                alone.add(LlamaCppReference.generate(m, prompts.get(i), 12 + 6 * i));
+            }
+        }
+        RouteOptions together = RouteOptions.defaults().withStreams(prompts.size()).withOpt("batch", "4");
+        try (LanewayModel m = open(q8, "native", together)) {
+            ExecutorService clients = Executors.newFixedThreadPool(prompts.size());
+            try {
+                List<Future<List<GeneratedToken>>> runs = new ArrayList<>();
+                for (int i = 0; i < prompts.size(); i++) {
+                    int n = 12 + 6 * i;
+                    int[] prompt = prompts.get(i);
+                    runs.add(clients.submit(() -> LlamaCppReference.generate(m, prompt, n)));
+                }
+                for (int i = 0; i < prompts.size(); i++) {
+                    List<GeneratedToken> got = runs.get(i).get();
+                    assertEquals(ids(alone.get(i)), ids(got), "prompt " + i);
+                    for (int t = 0; t < got.size(); t++) {
+                        assertEquals(alone.get(i).get(t).logprob(), got.get(t).logprob(), "prompt " + i + " " + t);
+                    }
+                }
+            } finally {
+                clients.shutdownNow();
+            }
+        }
+    }
+
+    private static List<Integer> ids(List<GeneratedToken> tokens) {
+        return tokens.stream().map(GeneratedToken::id).toList();
     }
 
     /** Without plan.json, the plan is built from config.json: the same tokens. */
