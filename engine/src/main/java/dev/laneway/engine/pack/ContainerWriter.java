@@ -35,6 +35,8 @@ final class ContainerWriter {
 
     private static final String EMBEDDING = StandardPlans.EMBEDDING;
     private static final String HEAD = StandardPlans.HEAD;
+    /** The end of a mixture's router's name (its layer's {@code model.layers.L.} before it). */
+    private static final String ROUTER = StandardPlans.ROUTER.substring(StandardPlans.ROUTER.indexOf("}.") + 1);
 
     /**
      * The tensors to write, given the source's: a tiled pack gets {@code lm_head.weight} from the embedding when the
@@ -143,6 +145,12 @@ final class ContainerWriter {
             DType type = name.equals(RopeFrequencies.FACTORS_TENSOR) ? DType.F32 : vectors;
             PlainConverter plain = PlainConverter.of(t, type);
             return new Conversion(Q4nxWriter.Entry.plain(name, type, plain.shape()), null, plain);
+        }
+        if (name.endsWith(ROUTER)) {
+            // A mixture's router decides which experts run: kept F32, as llama.cpp's quantizer keeps it, so that a
+            // quantized model chooses the experts llama.cpp chooses
+            PlainConverter plain = PlainConverter.of(t, DType.F32, rowOrder);
+            return new Conversion(Q4nxWriter.Entry.plain(name, DType.F32, plain.shape()), null, plain);
         }
         Quant quant = quantOf.apply(t.dtype());
         if (name.equals(EMBEDDING) && quant.tiles() != null) {

@@ -88,14 +88,19 @@ class MoeLlamaCppTest {
 
     /**
      * Sequences decoded together, their rows grouped by expert across sequences and joining and leaving at different
-     * steps, generate what each generates alone, with the same log-probabilities (q8: each row's int8 product is
-     * computed the same in any batch).
+     * steps, generate what each generates alone, with the same log-probabilities: the experts' q8 products compute
+     * each row the same in any batch; the router, kept F32 as llama.cpp keeps it, is a plain float product whose sums
+     * AVX-512 orders by batch size, so its last bits may differ (within 1e-5 here).
      */
     @Test
     void sequencesBatchedTogetherGenerateWhatEachGeneratesAlone() throws Exception {
         Path gguf = dir.resolve("qwen3moe.gguf");
         Path q8 = dir.resolve("qwen3moe-q8");
         new GgufPacker().pack(gguf, q8, new PackOptions(Optional.of("q8"), false), PackProgress.NONE);
+        var weights = Container.open(q8).weights();
+        assertEquals(DType.F32, weights.tensor("model.layers.0.mlp.gate.weight").orElseThrow().dtype(),
+                "the router stays F32, as llama.cpp keeps it");
+        assertTrue(weights.tiled("model.layers.0.mlp.experts.0.gate_proj.weight"));
         List<int[]> prompts = new ArrayList<>();
         for (JsonNode r : reference("qwen3moe").get("records")) {
             prompts.add(LlamaCppReference.ints(r.get("prompt_ids")));
@@ -120,7 +125,8 @@ class MoeLlamaCppTest {
                     List<GeneratedToken> got = runs.get(i).get();
                     assertEquals(ids(alone.get(i)), ids(got), "prompt " + i);
                     for (int t = 0; t < got.size(); t++) {
-                        assertEquals(alone.get(i).get(t).logprob(), got.get(t).logprob(), "prompt " + i + " " + t);
+                        assertEquals(alone.get(i).get(t).logprob(), got.get(t).logprob(), 1e-5,
+                                "prompt " + i + " " + t);
                     }
                 }
             } finally {
