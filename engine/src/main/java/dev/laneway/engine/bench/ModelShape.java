@@ -72,10 +72,8 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
 
     /**
      * A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma2}, {@code tiny-gemma3},
-     * {@code gemma3-1b},
-     * {@code tiny-phi3}, {@code phi4-mini}, {@code tiny-qwen3moe}, {@code tiny-mixtral} or {@code qwen3-30b-a3b};
-     * {@code NAME:N} is the
-     * shape with N layers (e.g. {@code qwen3-30b-a3b:12}).
+     * {@code gemma3-1b}, {@code tiny-phi3}, {@code phi4-mini}, {@code tiny-qwen3moe}, {@code tiny-mixtral} or
+     * {@code qwen3-30b-a3b}; {@code NAME:N} is the shape with N layers (e.g. {@code qwen3-30b-a3b:12}).
      */
     public static ModelShape named(String name) {
         int colon = name.indexOf(':');
@@ -95,7 +93,8 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "tiny-mixtral" -> TINY_MIXTRAL;
             case "qwen3-30b-a3b" -> QWEN3_30B_A3B;
             default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b, "
-                    + "tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS)");
+                    + "tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, "
+                    + "qwen3-30b-a3b; NAME:LAYERS)");
         };
     }
 }

@@ -17,9 +17,10 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * Writes a llama-, Gemma-3- or Phi-3-architecture GGUF file of a given shape with random weights, so that Laneway and llama.cpp can be
- * timed on the same file. Speed does not depend on the values; they are uniform with a variance that keeps
- * activations bounded. The vocabulary is synthetic (byte tokens plus placeholders) but complete enough for llama.cpp.
+ * Writes a GGUF file of a given shape with random weights (llama, Gemma 2 and 3, Phi-3, Qwen3-MoE or Mixtral), so that
+ * Laneway and llama.cpp can be timed on the same file. Speed does not depend on the values; they are uniform with a
+ * variance that keeps activations bounded. The vocabulary is synthetic (byte tokens plus placeholders) but complete
+ * enough for llama.cpp.
  *
  * <p>Norm weights are F32; every other matrix, embeddings and output head included, has the chosen type. RoPE
  * frequency factors, when given, are written as llama.cpp writes those of Llama 3.x models: an F32
@@ -272,7 +273,8 @@ public final class RandomModel {
             w.put(a + "expert_count", s.experts());
             w.put(a + "expert_used_count", s.expertsUsed());
             if (s.arch().equals("qwen3moe")) {
-                w.put(a + "expert_feed_forward_length", s.ffn());  // a llama file's experts are feed_forward_length wide
+                // a llama file's experts are feed_forward_length wide
+                w.put(a + "expert_feed_forward_length", s.ffn());
             }
         }
     }
@@ -384,7 +386,8 @@ public final class RandomModel {
             }
         }
         if (positional.size() < 3) {
-            System.err.println("usage: RandomModel tiny|stories15m|1b|tiny-gemma2|tiny-gemma3|gemma3-1b|tiny-phi3|phi4-mini "
+            System.err.println("usage: RandomModel SHAPE (tiny, stories15m, 1b, tiny-gemma2, tiny-gemma3, gemma3-1b, "
+                    + "tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS) "
                     + "F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
                     + "[--longrope-short F,F,... --longrope-long F,F,...]");
             System.exit(2);

@@ -112,9 +112,10 @@ public final class ConfigJson {
     }
 
     /**
-     * Gemma's period of sliding-window layers: {@code sliding_window_pattern} (default 6, Gemma 2's 2), or the period that
-     * {@code layer_types} repeats (every layer {@code sliding_attention} but each period-th, {@code full_attention}).
-     * Layer types that do not repeat so, or that disagree with a pattern also given, are refused.
+     * Gemma's period of sliding-window layers: {@code sliding_window_pattern} (default 6, Gemma 2's 2), or the period
+     * that {@code layer_types} repeats (every layer {@code sliding_attention} but each period-th,
+     * {@code full_attention}). Layer types that do not repeat so, or that disagree with a pattern also given, are
+     * refused.
      */
     private static int slidingWindowPattern(Fields f, int layers, int fallback) throws FormatException {
         JsonNode types = f.present("layer_types");

@@ -16,8 +16,8 @@ import java.util.OptionalInt;
 /**
  * A {@link ModelConfig} from a GGUF file's metadata. Keys are prefixed by {@code general.architecture}: llama,
  * mistral (a llama), qwen2, qwen3, gemma2, gemma3, phi3 and qwen3moe. Phi-3's longrope factors, stored as the tensors
- * {@code rope_factors_short.weight} and {@code rope_factors_long.weight}, become its rope_scaling. Tied embeddings are inferred from the absence of {@code output.weight}, and
- * q/k/v biases from {@code blk.0.attn_q.bias}.
+ * {@code rope_factors_short.weight} and {@code rope_factors_long.weight}, become its rope_scaling. Tied embeddings
+ * are inferred from the absence of {@code output.weight}, and q/k/v biases from {@code blk.0.attn_q.bias}.
  */
 public final class GgufConfig {
     private GgufConfig() {

@@ -94,7 +94,8 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         // what the architecture's layer has room for; a model_type Laneway does not know has none of it
         Optional<Architecture> arch = Architecture.of(modelType);
         if (slidingWindow > 0 && arch.map(a -> a.window() == Architecture.Window.NONE).orElse(true)) {
-            throw unsupported("sliding_window " + slidingWindow, modelType, a -> a.window() != Architecture.Window.NONE);
+            throw unsupported("sliding_window " + slidingWindow, modelType,
+                    a -> a.window() != Architecture.Window.NONE);
         }
         if (!(partialRotaryFactor > 0 && partialRotaryFactor <= 1)) {
             throw new IllegalArgumentException("partial_rotary_factor " + partialRotaryFactor

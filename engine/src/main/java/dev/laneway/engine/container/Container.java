@@ -282,7 +282,8 @@ public final class Container {
         return config.modelType() + ": " + config.numHiddenLayers() + " layers, hidden " + config.hiddenSize() + ", "
                 + config.numAttentionHeads() + " heads (" + config.numKeyValueHeads() + " KV), ffn "
                 + (config.experts().present() ? config.experts().count() + " experts of " + config.experts().ffn()
-                + " (" + config.experts().perToken() + " per token)" : config.intermediateSize()) + ", vocab " + config.vocabSize() + ", weights " + weightFormats()
+                + " (" + config.experts().perToken() + " per token)" : config.intermediateSize()) + ", vocab "
+                + config.vocabSize() + ", weights " + weightFormats()
                 + (derivations.isEmpty() ? "" : "; derived: " + String.join("; ", derivations));
     }
 }

@@ -6,11 +6,11 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The angle each rotated pair of a head turns per position: θ^(−2i/rotaryDim) for pair i, changed by the model's
- * RoPE scaling, and the magnitude the rotation scales q and k by (1 but for YaRN). A model's {@code rope_scaling}
- * ({@code linear}, {@code llama3}, {@code yarn}, {@code longrope}) and a GGUF {@code rope_freqs} tensor (per-pair factors that divide
- * the frequencies, as llama.cpp applies them) are read here; any other scaling type or parameter is refused by name,
- * because computing plain RoPE for it would give every position the wrong angle.
+ * The angle each rotated pair of a head turns per position: θ^(−2i/rotaryDim) for pair i, changed by the model's RoPE
+ * scaling, and the magnitude the rotation scales q and k by (1 but for YaRN). A model's {@code rope_scaling} ({@code
+ * linear}, {@code llama3}, {@code yarn}, {@code longrope}) and a GGUF {@code rope_freqs} tensor (per-pair factors that
+ * divide the frequencies, as llama.cpp applies them) are read here; any other scaling type or parameter is refused by
+ * name, because computing plain RoPE for it would give every position the wrong angle.
  *
  * @param perPosition angle per position of each pair, {@code rotaryDim / 2} of them
  * @param magnitude   the factor cos and sin are multiplied by

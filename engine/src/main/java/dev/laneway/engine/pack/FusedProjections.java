@@ -14,9 +14,9 @@ import java.util.regex.Pattern;
 /**
  * A mixture's experts stored as one tensor per matrix kind (GGUF's {@code ffn_gate_exps}: {@code [experts, ffn,
  * hidden]}) become one matrix per expert, {@code mlp.experts.{E}.gate_proj.weight} and so on, each a slab of the same
- * bytes. Phi-3 stores each layer's q, k and v projections as one matrix ({@code qkv_proj}: q rows, then k, then v) and its
- * gate and up projections as one ({@code gate_up_proj}: gate rows, then up). A container keeps them split, under the
- * llama names every forward reads: the same bytes, row ranges of the fused matrix, so nothing is recomputed.
+ * bytes. Phi-3 stores each layer's q, k and v projections as one matrix ({@code qkv_proj}: q rows, then k, then v) and
+ * its gate and up projections as one ({@code gate_up_proj}: gate rows, then up). A container keeps them split, under
+ * the llama names every forward reads: the same bytes, row ranges of the fused matrix, so nothing is recomputed.
  */
 final class FusedProjections {
     /** The fused matrices' names, with {@code {L}} for the layer, in Hugging Face's names. */

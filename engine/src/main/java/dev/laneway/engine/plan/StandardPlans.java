@@ -154,9 +154,9 @@ public final class StandardPlans {
 
     /**
      * Gemma 2 and 3: the embedding scaled by √hidden; RMSNorm before and after attention and the MLP; per-head q and k
-     * norms (Gemma 3's); GeGLU; optionally soft-capped logits. Its norm weights are stored with Gemma's {@code 1 + w} already
-     * added, as llama.cpp's converter writes them. Which layers attend through the sliding window, and their RoPE
-     * base, come from the config, not the plan.
+     * norms (Gemma 3's); GeGLU; optionally soft-capped logits. Its norm weights are stored with Gemma's {@code 1 + w}
+     * already added, as llama.cpp's converter writes them. Which layers attend through the sliding window, and their
+     * RoPE base, come from the config, not the plan.
      */
     static Plan gemma(ModelConfig config, Architecture arch, boolean tied) {
         Map<String, Plan.Dim> buffers = buffers();

@@ -103,7 +103,8 @@ class RopeFrequenciesTest {
     @Test
     void yarnBlendsBetweenTheCorrectionPairs() {
         RopeFrequencies f = RopeFrequencies.of(THETA, HEAD_DIM, Map.of("rope_type", "yarn", "factor", 8.0,
-                "original_max_position_embeddings", 256, "beta_fast", 8.0, "beta_slow", 2.0), Optional.empty(), CONTEXT);
+                "original_max_position_embeddings", 256, "beta_fast", 8.0, "beta_slow", 2.0), Optional.empty(),
+                CONTEXT);
         RopeFrequencies plain = RopeFrequencies.plain(THETA, HEAD_DIM);
         double low = Math.floor(HEAD_DIM * Math.log(256 / (8 * 2 * Math.PI)) / (2 * Math.log(THETA)));
         double high = Math.ceil(HEAD_DIM * Math.log(256 / (2 * 2 * Math.PI)) / (2 * Math.log(THETA)));

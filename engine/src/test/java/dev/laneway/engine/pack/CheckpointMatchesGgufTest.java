@@ -81,7 +81,8 @@ class CheckpointMatchesGgufTest {
         Path gguf = dir.resolve("phi3.gguf");
         // the tiny shape's 512 positions over an original 128: factor 4, √(1 + ln 4 / ln 128) on q and k
         RandomModel.writeLongrope(ModelShape.TINY_PHI3, DType.F32, 3, gguf, shortFactors, longFactors,
-                Map.of("original_context_length", 128, "attn_factor", (float) Math.sqrt(1 + Math.log(4) / Math.log(128))));
+                Map.of("original_context_length", 128, "attn_factor",
+                        (float) Math.sqrt(1 + Math.log(4) / Math.log(128))));
         Path checkpoint = dir.resolve("phi3-hf");
         writePhi3Checkpoint(GgufFile.open(gguf), shortFactors, longFactors, checkpoint);
 
