@@ -83,9 +83,4 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
     public String activation() {
         return gemma ? "gelu_pytorch_tanh" : "silu";
     }
-
-    @Override
-    public String toString() {
-        return modelType;
-    }
 }

@@ -76,7 +76,8 @@ public final class ConfigJson {
         if (scalingType.equals("longrope") || scalingType.equals("su")) {
             ropeScaling = longrope(ropeScaling, f.optionalInt("original_max_position_embeddings"), maxPositions);
         }
-        String act = f.optionalString(gemma ? "hidden_activation" : "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
+        String act = f.optionalString(gemma ? "hidden_activation" : "hidden_act",
+                arch.map(Architecture::activation).orElse("silu"));
         try {
             return new ModelConfig(
                     modelType,
@@ -224,13 +225,13 @@ public final class ConfigJson {
             m.put("sliding_window_pattern", c.slidingWindowPattern());
             m.put("rope_local_base_freq", c.ropeLocalTheta());
             m.put("query_pre_attn_scalar", c.queryPreAttnScalar() > 0 ? c.queryPreAttnScalar() : c.headDim());
-            m.put("final_logit_softcapping", c.finalLogitSoftcapping() > 0 || c.modelType().equals("gemma2")
-                    ? c.finalLogitSoftcapping() : null);
+            boolean capped = c.architecture().map(Architecture::attentionSoftcap).orElse(false);  // Gemma 2
+            m.put("final_logit_softcapping", c.finalLogitSoftcapping() > 0 || capped ? c.finalLogitSoftcapping() : null);
+            if (capped) {
+                m.put("attn_logit_softcapping", c.attnLogitSoftcapping());
+            }
         }
-        if (c.modelType().equals("gemma2")) {
-            m.put("attn_logit_softcapping", c.attnLogitSoftcapping());
-        }
-        if (c.modelType().equals("phi3")) {
+        if (c.slidesEveryLayer()) {
             m.put("sliding_window", c.slidingWindow() > 0 ? c.slidingWindow() : null);
         }
         Experts experts = c.experts();

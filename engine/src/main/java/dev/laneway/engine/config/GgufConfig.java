@@ -114,7 +114,7 @@ public final class GgufConfig {
                             .orElseThrow(() -> missing(gguf, p + "attention.layer_norm_rms_epsilon")),
                     gguf.tensor("output.weight").isEmpty(),
                     gguf.tensor("blk.0.attn_q.bias").isPresent(),
-                    gemma ? "gelu_pytorch_tanh" : "silu",
+                    Architecture.of(modelType).map(Architecture::activation).orElse("silu"),
                     optionalInt(gguf, "tokenizer.ggml.bos_token_id"),
                     eos,
                     phi3 && gguf.tensor(LONG_FACTORS).isPresent() ? longrope(gguf, p)

@@ -122,7 +122,7 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                     Architecture::attentionSoftcap);
         }
         boolean gemma = arch.map(Architecture::gemma).orElse(false);
-        String activation = gemma ? "gelu_pytorch_tanh" : "silu";
+        String activation = arch.map(Architecture::activation).orElse("silu");
         if (!hiddenAct.equals(activation) && !(gemma && hiddenAct.equals("gelu_tanh"))) {
             throw new IllegalArgumentException("hidden_act \"" + hiddenAct + "\" of a " + modelType
                     + " model is not supported (its layers compute " + activation + ")");

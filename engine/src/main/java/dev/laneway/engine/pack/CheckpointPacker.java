@@ -48,7 +48,7 @@ public final class CheckpointPacker implements ModelPacker {
     @Override
     public void pack(Path source, Path target, PackOptions options, PackProgress progress) throws IOException {
         ModelConfig config = ConfigJson.read(source.resolve(Container.CONFIG));
-        if (StandardPlans.plan(config, config.tieWordEmbeddings()) == null) {
+        if (config.architecture().isEmpty()) {
             throw new FormatException(source.resolve(Container.CONFIG), "model_type " + config.modelType()
                     + " cannot be packed (known: " + String.join(", ", Architecture.all()) + ")");
         }
