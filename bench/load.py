@@ -11,9 +11,12 @@ the other, ROUNDS times (the order alternates each round); figures are medians o
               (16 tokens) and about 100 new tokens; TTFT of every turn.
   shared:     4 clients at once whose prompts share a 400-token prefix and differ in the last 40 tokens.
 
-Prompts are random lowercase text; the random models' vocabulary (bench/random-model) has no piece for it, so
-every character is one byte token and a prompt of N characters is about N tokens. Generated text comes back the
-same way: an answer of 16 tokens adds about 90 tokens to the next turn's prompt.
+Prompts are random sequences of common English words. With a real tokenizer each word is about one token, and a
+generated answer read back in the next turn's prompt is (mostly) the same tokens again, as a trained model's answer
+is: make the random model with one, e.g. `bench/random-model 1b Q8_0 1b-q8_0.gguf --vocab ggml-vocab-llama-spm.gguf`
+(llama.cpp's Llama 2 vocabulary-only file, 32000 tokens like the 1B shape). With the random models' own synthetic
+vocabulary every character is a byte token instead: prompts are about five times longer, and an answer of 16 tokens
+comes back as about 90 others.
 
 Reported: aggregate generated tok/s (all tokens over the wall time from the first request to the last answer),
 time to first token p50/p99, inter-token latency p50 (gaps between streamed tokens), and the ratio Laneway /
@@ -112,9 +115,21 @@ class Server:
         return sent, arrivals, "".join(text)
 
 
+COMMON = ("the of and to in is you that it he was for on are as with his they at be this have from or one had by "
+          "word but not what all were we when your can said there use an each which she do how their if will up "
+          "other about out many then them these so some her would make like him into time has look two more write "
+          "go see number no way could people my than first water been call who oil its now find long down day did "
+          "get come made may part over new sound take only little work know place year live me back give most very "
+          "after thing our just name good sentence man think say great where help through much before line right "
+          "too mean old any same tell boy follow came want show also around form three small set put end does "
+          "another well large must big even such because turn here why ask went men read need land different home "
+          "us move try kind hand picture again change off play spell air away animal house point page letter mother "
+          "answer found study still learn should world").split()
+
+
 def words(rng, n):
-    """About n tokens of random text for the random models: n characters, a space every few."""
-    return "".join(" " if rng.random() < 0.2 else chr(rng.randrange(97, 123)) for _ in range(n))
+    """About n tokens of text (with a real tokenizer): n random common words."""
+    return " ".join(rng.choice(COMMON) for _ in range(n))
 
 
 def percentile(values, p):
@@ -161,7 +176,7 @@ def run_multi_turn(server, turns, rng_seed):
     for _ in range(turns):
         sent, arrivals, text = server.complete(prompt, 16)
         ttfts.append(arrivals[0] - sent)
-        prompt = prompt + text + words(rng, 100)
+        prompt = prompt + text + " " + words(rng, 100)
     return {"TTFT turn %d s" % (i + 1): t for i, t in enumerate(ttfts)} | {
         "turn 8 / turn 1": ttfts[-1] / ttfts[0]}
 

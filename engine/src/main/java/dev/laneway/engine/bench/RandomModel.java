@@ -8,6 +8,7 @@ import dev.laneway.engine.gguf.GgufWriter;
 import dev.laneway.engine.kernels.RopeFrequencies;
 
 import java.io.IOException;
+import java.lang.reflect.Array;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -51,7 +52,7 @@ public final class RandomModel {
      */
     public static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
                              Map<String, Object> ropeScaling) throws IOException {
-        write(s, type, seed, file, ropeFactors, ropeScaling, null, null);
+        write(s, type, seed, file, ropeFactors, ropeScaling, null, null, null);
     }
 
     /**
@@ -60,7 +61,7 @@ public final class RandomModel {
      * that tokenizer's.
      */
     public static void write(ModelShape s, DType type, long seed, Path file, GgufFile vocabulary) throws IOException {
-        write(s, type, seed, file, null, Map.of(), vocabulary, null);
+        write(s, type, seed, file, null, Map.of(), vocabulary, null, null);
     }
 
     /**
@@ -70,12 +71,12 @@ public final class RandomModel {
      */
     public static void writeLongrope(ModelShape s, DType type, long seed, Path file, float[] shortFactors,
                                      float[] longFactors, Map<String, Object> ropeScaling) throws IOException {
-        write(s, type, seed, file, null, ropeScaling, null, new float[][]{shortFactors, longFactors});
+        write(s, type, seed, file, null, ropeScaling, null, new float[][]{shortFactors, longFactors}, null);
     }
 
     private static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
-                              Map<String, Object> ropeScaling, GgufFile vocabulary, float[][] longrope)
-            throws IOException {
+                              Map<String, Object> ropeScaling, GgufFile vocabulary, float[][] longrope,
+                              boolean[] silentTokens) throws IOException {
         boolean phi3 = s.arch().equals("phi3");
         boolean moe = s.experts() > 0;
         boolean qkNorm = s.arch().equals("gemma3") || s.arch().equals("qwen3moe");
@@ -214,7 +215,7 @@ public final class RandomModel {
             }
             norm(out, s.hidden(), random);
             if (!gemma2) {
-                matrix(out, type, s.vocab(), s.hidden(), random);
+                matrix(out, type, s.vocab(), s.hidden(), random, silentTokens);
             }
         }
     }
@@ -288,7 +289,9 @@ public final class RandomModel {
         }
         vocabulary.metadata().forEach((k, v) -> {
             if (k.startsWith("tokenizer.")) {
-                w.put(k, v instanceof GgufArray a ? a.values() : v);
+                // ids and counts are read back as Long; written as Integer they stay UINT32, as llama.cpp reads them
+                w.put(k, v instanceof GgufArray a ? a.values() : v instanceof Long l && l == (l & 0xffffffffL)
+                        ? (Object) (int) (long) l : v);
             }
         });
     }
@@ -342,6 +345,28 @@ public final class RandomModel {
 
     private static void matrix(GgufWriter.TensorStream out, DType type, int rows, int cols, SplittableRandom random)
             throws IOException {
+        matrix(out, type, rows, cols, random, null);
+    }
+
+    /**
+     * The tokens of a real vocabulary that are not text pieces: bytes (whose text alone may be a partial UTF-8
+     * character, which llama-server refuses to send), control and unused tokens. The command line's models have zero
+     * rows of the head for them, so that they never generate them (some other token's logit is always above 0).
+     */
+    private static boolean[] notText(GgufFile vocabulary) {
+        GgufArray types = (GgufArray) vocabulary.get("tokenizer.ggml.token_type").orElseThrow(
+                () -> new IllegalArgumentException(vocabulary.path() + " has no tokenizer.ggml.token_type"));
+        boolean[] zero = new boolean[types.length()];
+        Object values = types.values();
+        for (int t = 0; t < zero.length; t++) {
+            zero[t] = ((Number) Array.get(values, t)).intValue() != 1;  // 1: a normal piece
+        }
+        return zero;
+    }
+
+    /** A random matrix whose rows marked in {@code zeroRows} (when given) are zero. */
+    private static void matrix(GgufWriter.TensorStream out, DType type, int rows, int cols, SplittableRandom random,
+                               boolean[] zeroRows) throws IOException {
         float bound = (float) Math.sqrt(3.0 / cols);
         int chunk = Math.min(rows, CHUNK_ROWS);
         float[] v = new float[chunk * cols];
@@ -350,6 +375,9 @@ public final class RandomModel {
             int n = Math.min(chunk, rows - r) * cols;
             for (int i = 0; i < n; i++) {
                 v[i] = (random.nextFloat() * 2f - 1f) * bound;
+                if (zeroRows != null && zeroRows[r + i / cols]) {
+                    v[i] = 0f;
+                }
             }
             b.clear();
             GgufBlockEncoder.encode(type, v, 0, n, b);
@@ -358,17 +386,23 @@ public final class RandomModel {
     }
 
     /**
-     * {@code RandomModel SHAPE TYPE FILE [SEED] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...]}: e.g.
-     * {@code 1b Q8_0 /tmp/1b-q8_0.gguf}, or {@code tiny F32 yarn.gguf 7 --rope-scaling
-     * type=yarn,factor=4,original_context_length=128} (values with a dot are floats, other numbers ints).
+     * {@code RandomModel SHAPE TYPE FILE [SEED] [--vocab VOCAB.gguf] [--rope-freqs F,F,...] [--rope-scaling
+     * KEY=VALUE,...]}: e.g. {@code 1b Q8_0 /tmp/1b-q8_0.gguf}, or {@code tiny F32 yarn.gguf 7 --rope-scaling
+     * type=yarn,factor=4,original_context_length=128} (values with a dot are floats, other numbers ints). With
+     * {@code --vocab} the tokenizer is a real one, a vocabulary-only GGUF's of the shape's vocabulary size (the 1B
+     * shape and llama.cpp's {@code ggml-vocab-llama-spm.gguf}), and the model generates text pieces only: generated
+     * text then reads back as the same tokens, as a trained model's mostly does.
      */
     public static void main(String[] args) throws IOException {
         List<String> positional = new ArrayList<>();
         float[] ropeFactors = null;
         float[][] longrope = new float[2][];
         Map<String, Object> ropeScaling = new java.util.LinkedHashMap<>();
+        Path vocabulary = null;
         for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--rope-scaling") && i + 1 < args.length) {
+            if (args[i].equals("--vocab") && i + 1 < args.length) {
+                vocabulary = Path.of(args[++i]);
+            } else if (args[i].equals("--rope-scaling") && i + 1 < args.length) {
                 for (String pair : args[++i].split(",")) {
                     String[] kv = pair.split("=", 2);
                     String v = kv[1].trim();
@@ -388,7 +422,7 @@ public final class RandomModel {
         if (positional.size() < 3) {
             System.err.println("usage: RandomModel SHAPE (tiny, stories15m, 1b, tiny-gemma2, tiny-gemma3, gemma3-1b, "
                     + "tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS) "
-                    + "F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
+                    + "F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] [--vocab VOCAB.gguf] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
                     + "[--longrope-short F,F,... --longrope-long F,F,...]");
             System.exit(2);
         }
@@ -399,8 +433,9 @@ public final class RandomModel {
             System.err.println("--longrope-short and --longrope-long go together");
             System.exit(2);
         }
-        write(shape, type, seed, Path.of(positional.get(2)), ropeFactors, ropeScaling, null,
-                longrope[0] == null ? null : longrope);
+        GgufFile vocab = vocabulary == null ? null : GgufFile.open(vocabulary);
+        write(shape, type, seed, Path.of(positional.get(2)), ropeFactors, ropeScaling, vocab,
+                longrope[0] == null ? null : longrope, vocab == null ? null : notText(vocab));
     }
 
     private static float[] floats(String list) {
