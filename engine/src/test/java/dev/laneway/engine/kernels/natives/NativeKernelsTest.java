@@ -293,6 +293,40 @@ class NativeKernelsTest {
     }
 
 
+    /**
+     * A row's attention does not depend on the rows computed with it: a prompt's rows attended together give the
+     * same bits as each attended alone, as a decode step or the rest of a prompt after a prefix-cache hit attends it.
+     * Batching and the prefix cache rely on it (llama.cpp's CPU attention changes its arithmetic from 64 rows on).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void aRowsAttentionIsTheSameBitsInAnyBatch(Isa isa) {
+        Random random = new Random(8);
+        // heads, kv heads, head dim, start position, batch, window
+        for (int[] s : new int[][] {{32, 8, 64, 30, 70, 0}, {6, 2, 48, 0, 66, 0}, {8, 2, 128, 5, 65, 0},
+                {4, 2, 20, 100, 64, 40}, {2, 1, 136, 3, 9, 0}}) {
+            AttentionShape shape = new AttentionShape(s[0], s[1], s[2], (float) (1 / Math.sqrt(s[2])), s[5], 0);
+            int startPos = s[3];
+            int batch = s[4];
+            int positions = startPos + batch;
+            for (KvCache.Precision precision : KvCache.Precision.values()) {
+                KvCache.Layer layer = new KvCache(1, positions, shape.kvDim(), precision).layer(0);
+                layer.store(scaled(RandomMatrices.gaussian(positions * shape.kvDim(), random), 3f),
+                        RandomMatrices.gaussian(positions * shape.kvDim(), random), positions, 0);
+                float[] q = RandomMatrices.gaussian(batch * shape.qDim(), random);
+                float[] together = new float[batch * shape.qDim()];
+                KERNELS.get(isa).attention(together, q, layer, batch, startPos, shape);
+                for (int r = 0; r < batch; r++) {
+                    float[] row = Arrays.copyOfRange(q, r * shape.qDim(), (r + 1) * shape.qDim());
+                    float[] alone = new float[shape.qDim()];
+                    KERNELS.get(isa).attention(alone, row, layer, 1, startPos + r, shape);
+                    assertArrayEquals(Arrays.copyOfRange(together, r * shape.qDim(), (r + 1) * shape.qDim()), alone,
+                            precision + " " + Arrays.toString(s) + " row " + r);
+                }
+            }
+        }
+    }
+
     private static float[] scaled(float[] a, float factor) {
         for (int i = 0; i < a.length; i++) {
             a[i] *= factor;
