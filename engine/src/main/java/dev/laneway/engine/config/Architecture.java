@@ -1,8 +1,11 @@
 package dev.laneway.engine.config;
 
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 /**
  * The architectures Laneway serves, by Hugging Face {@code model_type}, and what sets each one's layer apart: the one
@@ -20,10 +23,12 @@ import java.util.function.Predicate;
  * @param partialRotary RoPE may rotate part of each head ({@code partial_rotary_factor})
  * @param attentionSoftcap attention scores may be soft-capped ({@code attn_logit_softcapping})
  * @param interleavedGguf llama.cpp's converter reorders the q/k rows of its GGUF files (llama-architecture files)
+ * @param ggufName   the {@code general.architecture} of its GGUF files
+ * @param defaults   the values its configs may leave out
  */
 public record Architecture(String modelType, String hfClass, boolean qkvBias, boolean qkNorm, boolean gemma,
                            boolean experts, Window window, boolean partialRotary, boolean attentionSoftcap,
-                           boolean interleavedGguf) {
+                           boolean interleavedGguf, String ggufName, Defaults defaults) {
     /** Which layers attend through a sliding window. */
     public enum Window {
         /** None: the architecture has no window. */
@@ -34,31 +39,77 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
         EVERY_LAYER
     }
 
+    /**
+     * What a config.json or a GGUF file's metadata may leave out, as Hugging Face's and llama.cpp's readers default it
+     * (they agree).
+     *
+     * @param slidingWindow     positions a window covers
+     * @param windowPattern     every how many layers one attends without the window
+     * @param localRopeTheta    the window layers' RoPE base; NaN: the model's one base
+     * @param finalLogitSoftcap the cap on the logits, 0 for none
+     * @param attentionSoftcap  the cap on the attention scores, 0 for none
+     * @param queryPreAttnScalar config.json's {@code query_pre_attn_scalar}, 0 for the head size (llama.cpp's GGUF
+     *                          reader has no such key: it decides by the layer count)
+     */
+    public record Defaults(int slidingWindow, int windowPattern, double localRopeTheta, double finalLogitSoftcap,
+                           double attentionSoftcap, double queryPreAttnScalar) {
+        static final Defaults NONE = new Defaults(0, 1, Double.NaN, 0, 0, 0);
+
+        /** The window layers' RoPE base for a model whose base is {@code ropeTheta}. */
+        public double localRopeTheta(double ropeTheta) {
+            return Double.isNaN(localRopeTheta) ? ropeTheta : localRopeTheta;
+        }
+    }
+
+    /** GGUF architecture names that are another's: llama.cpp reads a {@code mistral} file as a llama. */
+    private static final Map<String, String> GGUF_ALIASES = Map.of("mistral", "llama");
+
     private static final List<Architecture> ALL = List.of(
-            dense("llama", "LlamaForCausalLM", false, false, true),
-            dense("mistral", "MistralForCausalLM", false, false, true),
-            dense("qwen2", "Qwen2ForCausalLM", true, false, false),
-            dense("qwen3", "Qwen3ForCausalLM", false, true, false),
+            dense("llama", "LlamaForCausalLM", false, false, true, "llama"),
+            dense("mistral", "MistralForCausalLM", false, false, true, null),
+            dense("qwen2", "Qwen2ForCausalLM", true, false, false, "qwen2"),
+            dense("qwen3", "Qwen3ForCausalLM", false, true, false, "qwen3"),
             new Architecture("phi3", "Phi3ForCausalLM", false, false, false, false, Window.EVERY_LAYER, true, false,
-                    false),
+                    false, "phi3", Defaults.NONE),
+            // Gemma 2: a 4096-position window on every other layer, one RoPE base for both kinds of layer, attention
+            // scores capped at 50 and logits at 30, scores scaled by 1/√256
             new Architecture("gemma2", "Gemma2ForCausalLM", false, false, true, false, Window.PATTERN, false, true,
-                    false),
+                    false, "gemma2", new Defaults(4096, 2, Double.NaN, 30, 50, 256)),
             new Architecture("gemma3", "Gemma3ForCausalLM", false, true, true, false, Window.PATTERN, false, false,
-                    false),
+                    false, "gemma3", new Defaults(0, 6, 10000, 0, 0, 0)),
             new Architecture("qwen3_moe", "Qwen3MoeForCausalLM", false, true, false, true, Window.NONE, false, false,
-                    false),
+                    false, "qwen3moe", Defaults.NONE),
+            // a llama GGUF file with experts
             new Architecture("mixtral", "MixtralForCausalLM", false, false, false, true, Window.NONE, false, false,
-                    true));
+                    true, "llama", Defaults.NONE));
 
     private static Architecture dense(String modelType, String hfClass, boolean qkvBias, boolean qkNorm,
-                                      boolean interleavedGguf) {
+                                      boolean interleavedGguf, String ggufName) {
         return new Architecture(modelType, hfClass, qkvBias, qkNorm, false, false, Window.NONE, false, false,
-                interleavedGguf);
+                interleavedGguf, ggufName, Defaults.NONE);
     }
 
     /** The architecture of a {@code model_type}, if Laneway serves it. */
     public static Optional<Architecture> of(String modelType) {
         return ALL.stream().filter(a -> a.modelType.equals(modelType)).findFirst();
+    }
+
+    /**
+     * The architecture of a GGUF file of {@code general.architecture} {@code name}, with or without experts (a llama
+     * file with experts is a Mixtral), if Laneway serves it.
+     */
+    public static Optional<Architecture> ofGguf(String name, boolean experts) {
+        String canonical = GGUF_ALIASES.getOrDefault(name, name);
+        List<Architecture> named = ALL.stream().filter(a -> canonical.equals(a.ggufName)).toList();
+        return named.stream().filter(a -> named.size() == 1 || a.experts == experts).findFirst();
+    }
+
+    /** The {@code general.architecture} names Laneway reads, e.g. for a message. */
+    public static List<String> ggufNames() {
+        return ALL.stream().map(Architecture::ggufName).filter(Objects::nonNull).distinct()
+                .flatMap(n -> Stream.concat(Stream.of(n), GGUF_ALIASES.entrySet().stream()
+                        .filter(e -> e.getValue().equals(n)).map(Map.Entry::getKey)))
+                .toList();
     }
 
     /** The {@code model_type}s of the architectures that have a property, e.g. for a message. */

@@ -64,11 +64,13 @@ public final class ConfigJson {
         int layers = f.requiredInt("num_hidden_layers");
         Optional<Architecture> arch = Architecture.of(modelType);
         boolean gemma = arch.map(Architecture::gemma).orElse(false);
-        boolean gemma2 = modelType.equals("gemma2");
-        if (modelType.equals("gemma3") && f.present("attn_logit_softcapping") != null) {
-            throw new FormatException(file, "config.json field attn_logit_softcapping is not supported for gemma3");
+        boolean capped = arch.map(Architecture::attentionSoftcap).orElse(false);
+        if (gemma && !capped && f.present("attn_logit_softcapping") != null) {
+            throw new FormatException(file, "config.json field attn_logit_softcapping is not supported for "
+                    + modelType);
         }
-        boolean phi3 = modelType.equals("phi3");
+        Architecture.Window window = arch.map(Architecture::window).orElse(Architecture.Window.NONE);
+        Architecture.Defaults defaults = arch.map(Architecture::defaults).orElse(Architecture.Defaults.NONE);
         double ropeTheta = f.optionalDouble("rope_theta", 10000.0);
         int maxPositions = f.requiredInt("max_position_embeddings");
         Map<String, Object> ropeScaling = f.rawObject("rope_scaling");
@@ -97,16 +99,17 @@ public final class ConfigJson {
                     f.optionalInt("bos_token_id"),
                     f.intOrList("eos_token_id"),
                     ropeScaling,
-                    // Gemma 2's defaults are Hugging Face's: a 4096-position window on every other layer, its one RoPE
-                    // base for both kinds of layer, scores scaled by 1/√256, attention and logits soft-capped
-                    gemma || phi3 ? f.optionalInt("sliding_window").orElse(gemma2 ? 4096 : 0) : 0,
-                    gemma ? slidingWindowPattern(f, layers, gemma2 ? 2 : 6) : 1,
-                    gemma ? f.optionalDouble("rope_local_base_freq", gemma2 ? ropeTheta : 10000.0) : ropeTheta,
-                    gemma ? f.optionalDouble("query_pre_attn_scalar", gemma2 ? 256 : 0) : 0,
-                    gemma ? f.optionalDouble("final_logit_softcapping", gemma2 ? 30 : 0) : 0,
+                    window != Architecture.Window.NONE
+                            ? f.optionalInt("sliding_window").orElse(defaults.slidingWindow()) : 0,
+                    window == Architecture.Window.PATTERN ? slidingWindowPattern(f, layers, defaults.windowPattern())
+                            : 1,
+                    window == Architecture.Window.PATTERN
+                            ? f.optionalDouble("rope_local_base_freq", defaults.localRopeTheta(ropeTheta)) : ropeTheta,
+                    gemma ? f.optionalDouble("query_pre_attn_scalar", defaults.queryPreAttnScalar()) : 0,
+                    gemma ? f.optionalDouble("final_logit_softcapping", defaults.finalLogitSoftcap()) : 0,
                     f.optionalDouble("partial_rotary_factor", 1.0),
                     experts(f, modelType),
-                    gemma2 ? f.optionalDouble("attn_logit_softcapping", 50) : 0);
+                    capped ? f.optionalDouble("attn_logit_softcapping", defaults.attentionSoftcap()) : 0);
         } catch (IllegalArgumentException e) {
             throw new FormatException(file, e.getMessage());
         }

@@ -23,10 +23,6 @@ public final class GgufConfig {
     private GgufConfig() {
     }
 
-    /** The architectures whose metadata this reads. */
-    public static final List<String> ARCHITECTURES = List.of("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3",
-            "phi3", "qwen3moe");
-
     /** Phi-3's longrope factors: tensors in a GGUF file, {@code rope_scaling} lists in config.json. */
     public static final String SHORT_FACTORS = "rope_factors_short.weight";
     public static final String LONG_FACTORS = "rope_factors_long.weight";
@@ -35,50 +31,58 @@ public final class GgufConfig {
 
     public static ModelConfig from(GgufFile gguf) throws FormatException {
         String arch = gguf.string("general.architecture").orElseThrow(() -> missing(gguf, "general.architecture"));
-        if (!ARCHITECTURES.contains(arch)) {
+        if (!Architecture.ggufNames().contains(arch)) {
             throw new FormatException(gguf.path(), "general.architecture is \"" + arch + "\"; supported: "
-                    + String.join(", ", ARCHITECTURES));
+                    + String.join(", ", Architecture.ggufNames()));
         }
         String p = arch + ".";
+        Experts experts = experts(gguf, p, arch);
+        Architecture architecture = Architecture.ofGguf(arch, experts.present()).orElseThrow(() ->
+                new FormatException(gguf.path(), "a " + arch + " file " + (experts.present() ? "with" : "without")
+                        + " experts is not supported"));
+        Architecture.Defaults defaults = architecture.defaults();
         int hidden = requiredInt(gguf, p + "embedding_length");
         int heads = requiredInt(gguf, p + "attention.head_count");
         int kvHeads = optionalInt(gguf, p + "attention.head_count_kv").orElse(heads);
-        boolean phi3 = arch.equals("phi3");
+        boolean partialRotary = architecture.partialRotary();
         // Phi-3's rope.dimension_count is the rotated part of a head, not its size
-        int headDim = optionalInt(gguf, p + "attention.key_length")
-                .orElse(phi3 ? hidden / heads : optionalInt(gguf, p + "rope.dimension_count").orElse(hidden / heads));
+        int headDim = optionalInt(gguf, p + "attention.key_length").orElse(partialRotary ? hidden / heads
+                : optionalInt(gguf, p + "rope.dimension_count").orElse(hidden / heads));
         int vocab = optionalInt(gguf, p + "vocab_size")
                 .orElse(gguf.array("tokenizer.ggml.tokens").map(GgufArray::length).orElse(0));
         if (vocab == 0) {
             throw missing(gguf, p + "vocab_size or tokenizer.ggml.tokens");
         }
-        boolean gemma = arch.equals("gemma3") || arch.equals("gemma2");
-        boolean gemma2 = arch.equals("gemma2");
+        boolean gemma = architecture.gemma();
+        boolean pattern = architecture.window() == Architecture.Window.PATTERN;
         int layers = requiredInt(gguf, p + "block_count");
-        // Gemma 2's defaults are llama.cpp's: a 4096-position window on every other layer, one RoPE base for both
-        // kinds of layer, attention scores capped at 50 and logits at 30
-        int window = gemma || phi3 ? optionalInt(gguf, p + "attention.sliding_window").orElse(gemma2 ? 4096 : 0) : 0;
-        if (gemma && gguf.get(p + "attention.sliding_window_pattern").orElse(null) instanceof GgufArray) {
+        int window = architecture.window() != Architecture.Window.NONE
+                ? optionalInt(gguf, p + "attention.sliding_window").orElse(defaults.slidingWindow()) : 0;
+        if (pattern && gguf.get(p + "attention.sliding_window_pattern").orElse(null) instanceof GgufArray) {
             throw new FormatException(gguf.path(), p + "attention.sliding_window_pattern as a per-layer array is not "
                     + "supported");
         }
-        int pattern = gemma ? optionalInt(gguf, p + "attention.sliding_window_pattern").orElse(gemma2 ? 2 : 6) : 1;
+        int period = pattern ? optionalInt(gguf, p + "attention.sliding_window_pattern")
+                .orElse(defaults.windowPattern()) : 1;
         double ropeTheta = gguf.number(p + "rope.freq_base").orElse(10000.0);
-        double localTheta = gemma ? gguf.number(p + "rope.freq_base_swa").orElse(gemma2 ? ropeTheta : 10000.0)
+        double localTheta = pattern ? gguf.number(p + "rope.freq_base_swa").orElse(defaults.localRopeTheta(ropeTheta))
                 : ropeTheta;
         // llama.cpp's Gemma 3 27B (62 layers) and Gemma 2 27B (46) scale queries by 1/√(hidden / heads), the others
         // by 1/√head_dim
-        double queryScalar = gemma && layers == (gemma2 ? 46 : 62) ? (double) (hidden / heads) : 0;
-        double softcap = gemma ? gguf.number(p + "final_logit_softcapping").orElse(gemma2 ? 30.0 : 0.0) : 0;
-        double attentionCap = gemma2 ? gguf.number(p + "attn_logit_softcapping").orElse(50.0) : 0;
+        double queryScalar = gemma && layers == (architecture.attentionSoftcap() ? 46 : 62)
+                ? (double) (hidden / heads) : 0;
+        double softcap = gemma ? gguf.number(p + "final_logit_softcapping").orElse(defaults.finalLogitSoftcap()) : 0;
+        double attentionCap = architecture.attentionSoftcap()
+                ? gguf.number(p + "attn_logit_softcapping").orElse(defaults.attentionSoftcap()) : 0;
         for (String unsupported : new String[]{"attn_logit_softcapping", "attention.value_length_swa",
                 "attention.key_length_swa", "rope.dimension_count_swa"}) {
-            if (gguf.get(p + unsupported).isPresent() && !(gemma2 && unsupported.startsWith("attn_logit"))) {
+            if (gguf.get(p + unsupported).isPresent()
+                    && !(architecture.attentionSoftcap() && unsupported.startsWith("attn_logit"))) {
                 throw new FormatException(gguf.path(), p + unsupported + " is not supported");
             }
         }
         OptionalInt rotary = optionalInt(gguf, p + "rope.dimension_count");
-        if (rotary.isPresent() && rotary.getAsInt() != headDim && !phi3) {
+        if (rotary.isPresent() && rotary.getAsInt() != headDim && !partialRotary) {
             throw new FormatException(gguf.path(), p + "rope.dimension_count " + rotary.getAsInt()
                     + " rotates part of a head of " + headDim + "; partial rotary embedding is not supported");
         }
@@ -89,15 +93,7 @@ public final class GgufConfig {
         }
         List<Integer> eos = new ArrayList<>();
         optionalInt(gguf, "tokenizer.ggml.eos_token_id").ifPresent(eos::add);
-        Experts experts = experts(gguf, p, arch);
-        String modelType = switch (arch) {
-            case "mistral" -> "llama";
-            case "qwen3moe" -> "qwen3_moe";
-            default -> arch;
-        };
-        if (arch.equals("llama") && experts.present()) {
-            modelType = "mixtral";
-        }
+        String modelType = architecture.modelType();
         try {
             return new ModelConfig(
                     modelType,
@@ -114,13 +110,13 @@ public final class GgufConfig {
                             .orElseThrow(() -> missing(gguf, p + "attention.layer_norm_rms_epsilon")),
                     gguf.tensor("output.weight").isEmpty(),
                     gguf.tensor("blk.0.attn_q.bias").isPresent(),
-                    Architecture.of(modelType).map(Architecture::activation).orElse("silu"),
+                    architecture.activation(),
                     optionalInt(gguf, "tokenizer.ggml.bos_token_id"),
                     eos,
-                    phi3 && gguf.tensor(LONG_FACTORS).isPresent() ? longrope(gguf, p)
+                    partialRotary && gguf.tensor(LONG_FACTORS).isPresent() ? longrope(gguf, p)
                             : ropeScaling(gguf, p, arch),
                     window,
-                    pattern,
+                    period,
                     localTheta,
                     queryScalar,
                     softcap,

@@ -1,5 +1,6 @@
 package dev.laneway.engine.pack;
 
+import dev.laneway.engine.config.Architecture;
 import dev.laneway.engine.kernels.RopeFrequencies;
 
 import java.util.Optional;
@@ -40,7 +41,7 @@ public final class GgufNames {
             return Optional.empty();
         }
         String layer = "model.layers." + m.group(1) + ".";
-        boolean gemma = architecture.equals("gemma3") || architecture.equals("gemma2");
+        boolean gemma = Architecture.of(architecture).map(Architecture::gemma).orElse(false);
         boolean phi3 = architecture.equals("phi3");
         String hf = switch (m.group(2)) {
             case "attn_qkv.weight" -> phi3 ? FusedProjections.QKV : null;

@@ -62,7 +62,7 @@ public final class GgufPacker implements ModelPacker {
         var plan = StandardPlans.plan(config, !tensors.containsKey(StandardPlans.HEAD));
         if (plan == null) {
             throw new FormatException(sourcePath, "architecture " + config.modelType() + " cannot be packed (known: "
-                    + String.join(", ", GgufConfig.ARCHITECTURES) + ")");
+                    + String.join(", ", Architecture.all()) + ")");
         }
         HfTokenizerFiles tokenizer = GgufTokenizerConverter.convert(gguf);
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
