@@ -1,11 +1,10 @@
 package dev.laneway.engine.config;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Predicate;
-import java.util.stream.Stream;
 
 /**
  * The architectures Laneway serves, by Hugging Face {@code model_type}, and what sets each one's layer apart: the one
@@ -106,10 +105,18 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
 
     /** The {@code general.architecture} names Laneway reads, e.g. for a message. */
     public static List<String> ggufNames() {
-        return ALL.stream().map(Architecture::ggufName).filter(Objects::nonNull).distinct()
-                .flatMap(n -> Stream.concat(Stream.of(n), GGUF_ALIASES.entrySet().stream()
-                        .filter(e -> e.getValue().equals(n)).map(Map.Entry::getKey)))
-                .toList();
+        List<String> names = new ArrayList<>();
+        for (Architecture a : ALL) {
+            if (a.ggufName != null && !names.contains(a.ggufName)) {
+                names.add(a.ggufName);
+                GGUF_ALIASES.forEach((alias, name) -> {
+                    if (name.equals(a.ggufName)) {
+                        names.add(alias);
+                    }
+                });
+            }
+        }
+        return names;
     }
 
     /** The {@code model_type}s of the architectures that have a property, e.g. for a message. */
