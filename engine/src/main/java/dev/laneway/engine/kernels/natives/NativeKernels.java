@@ -360,12 +360,12 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * <p>On the AVX-512 path, Q8 and q4_1 matrices get a copy in the lanes layout: each 32×32 group stored in the
      * order the VNNI product consumes it, so that products load groups instead of transposing each one again on every
      * token (the 1B shape decoded 11% faster from copies at q4_1, whose nibbles make the most of that work, and 7–15%
-     * at Q8). A model that fits in the last-level cache is copied here, on the pool. A model whose weights stream from
-     * memory ({@link Streaming#PREFETCHED prefetched}) is copied after this returns, in the background
-     * ({@link BackgroundCopies}, see {@link #awaitCopies}), the layer switching to each copy as it is made; the tiles'
-     * pages are then given back when they are a file mapping, so that the copy does not double the resident memory.
-     * Weights read {@link Streaming#STAGED staged} are not copied. The copy holds the same codes and scales, so
-     * products give the same bits.
+     * at Q8, read prefetched; 10–11% at both, read staged). A model that fits in the last-level cache is copied here,
+     * on the pool. A model whose weights stream from memory (read {@link Streaming#PREFETCHED prefetched} or
+     * {@link Streaming#STAGED staged}) is copied after this returns, in the background ({@link BackgroundCopies}, see
+     * {@link #awaitCopies}), the layer switching to each copy as it is made; the tiles' pages are then given back when
+     * they are a file mapping, so that the copy does not double the resident memory. The copy holds the same codes
+     * and scales, so products give the same bits.
      *
      * @throws IllegalArgumentException when a size does not fit the shape, or a matrix is not in a direct buffer
      */
@@ -526,7 +526,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /** Whether the fused kernels read m from a lanes copy made after loading: streamed Q8 or q4_1 on AVX-512. */
     private boolean copiedLater(Matrix m) {
         return isa == Isa.AVX512 && (m.layout() == Matrix.Layout.TILES_Q4_1 || m.layout() == Matrix.Layout.TILES_Q8)
-                && readingOf(m) == Streaming.PREFETCHED;
+                && readingOf(m) != Streaming.IN_PLACE;
     }
 
     /**

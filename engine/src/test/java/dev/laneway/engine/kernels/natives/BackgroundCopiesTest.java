@@ -24,12 +24,13 @@ import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Layers whose streamed Q8 and q4_1 matrices are copied in the background on AVX-512 ({@link BackgroundCopies}): they give the
- * same bits before and after the switch, the switch happens (on AVX-512), and the tiles the copies replace (whose pages are given
- * back when they are a file mapping) still read as they were, from a file or from the process's own memory.
+ * Layers whose streamed Q8 and q4_1 matrices (read prefetched or staged) are copied in the background on AVX-512
+ * ({@link BackgroundCopies}): they give the same bits before and after the switch, the switch happens (on AVX-512),
+ * and the tiles the copies replace (whose pages are given back when they are a file mapping) still read as they were,
+ * from a file or from the process's own memory.
  */
 class BackgroundCopiesTest {
     private static final int HIDDEN = 96;
@@ -42,9 +43,9 @@ class BackgroundCopiesTest {
     @TempDir
     Path dir;
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Layout.class, names = {"TILES_Q4_1", "TILES_Q8"})
-    void aStreamedLayerGivesTheSameBitsFromItsCopies(Layout layout) throws IOException {
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,PREFETCHED", "TILES_Q4_1,STAGED", "TILES_Q8,STAGED"})
+    void aStreamedLayerGivesTheSameBitsFromItsCopies(Layout layout, Streaming streaming) throws IOException {
         LayerWeights inMemory = layer(layout, new Random(layout.ordinal()));
         LayerWeights mapped = mapped(inMemory);
         float[] x = RandomMatrices.gaussian(3 * HIDDEN, new Random(9));
@@ -57,13 +58,13 @@ class BackgroundCopiesTest {
         for (int i = 0; i < 2; i++) {
             LayerWeights weights = both.get(i);
             float[] tilesBefore = product(weights.gate());
-            try (NativeKernels streamed = NativeKernels.create(NativeKernels.bestIsa(), 2, 1, Streaming.PREFETCHED)) {
+            try (NativeKernels streamed = NativeKernels.create(NativeKernels.bestIsa(), 2, 1, streaming)) {
                 weights.matrices().forEach(streamed::prepare);
                 FusedLayer fused = streamed.fuse(weights, SHAPE, ROPE);
                 before[i] = run(streamed, fused, x);  // from the tiles or the copies, whichever is in use by now
                 assertTrue(streamed.awaitCopies(WAIT), "the background copies finish");
                 boolean copied = streamed.isa() == Isa.AVX512;
-                assertEquals(copied, fused.readsCopies, layout + " on " + streamed.isa());
+                assertEquals(copied, fused.readsCopies, layout + " " + streaming + " on " + streamed.isa());
                 assertArrayEquals(before[i], run(streamed, fused, x), "the same bits from the copies");
             }
             assertArrayEquals(tilesBefore, product(weights.gate()), "the replaced tiles read as before");
