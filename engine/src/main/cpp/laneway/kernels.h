@@ -86,7 +86,8 @@ inline Pool& poolOf(long long pool) { return *(Pool*)(intptr_t)pool; }
 // says how quantized weights are read (see nextGroup in ops.inc).
 inline void matmul(long long pool, int isa, int layout, const signed char* w, int rows, int cols, bool compact,
                    int streaming, const float* x, float* out, int batch) {
-    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, streaming, x, out, batch))
+    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, false, streaming, x, out,
+                            batch))
 }
 
 // How weights that stream from memory are read fastest on this CPU (see nextGroup in ops.inc): staged through L1 on
@@ -227,9 +228,11 @@ inline void releaseMapped(const signed char* data, long long bytes) {
     if (end > first) madvise((void*)first, end - first, MADV_DONTNEED);
 }
 
-inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, int streaming,
-                          const float* x, float* out, int batch) {
-    matmul(pool, isa, layout, (const signed char*)(intptr_t)w, rows, cols, true, streaming, x, out, batch);
+// The product on a copy in the compact layout, or in the lanes layout (AVX-512 only) when `lanes`.
+inline void matmulCompact(long long pool, int isa, int layout, long long w, int rows, int cols, bool lanes,
+                          int streaming, const float* x, float* out, int batch) {
+    LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)(intptr_t)w, rows, cols, true, lanes, streaming, x,
+                            out, batch))
 }
 
 // Row r of a matrix as floats into out[offset ..].

@@ -11,9 +11,12 @@ import dev.laneway.engine.kernels.Rope;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.bytedeco.javacpp.Loader;
 
 /**
@@ -52,6 +55,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private final BackgroundCopies background = new BackgroundCopies();
     /** The tiles last given back, to give back again (see {@link #switchToCopy}); the copies' thread's own. */
     private Matrix releasedLast;
+    /** Streamed tile matrices the products of {@link #matmul} have asked a lanes copy for, made by {@link #background}. */
+    private final Set<Matrix> productCopies = Collections.synchronizedSet(Collections.newSetFromMap(
+            new IdentityHashMap<>()));
     private final FusedParts fused = new FusedParts();
     private final WeightFootprint footprint;
     private volatile boolean closed;
@@ -64,8 +70,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         long p = NativeLibrary.createPool(threads);
         this.pool = p;
         long a = NativeLibrary.createArena();
-        CompactCopies copies = new CompactCopies((layout, tiles, rows, cols) ->
-                NativeLibrary.repackCompact(a, layout, tiles, rows, cols));
+        // On AVX-512 the compact copies are made in the lanes layout, which has compact addressing too
+        CompactCopies copies = new CompactCopies((layout, tiles, rows, cols) -> isa == Isa.AVX512
+                ? NativeLibrary.repackLanes(p, a, layout, tiles, rows, cols)
+                : NativeLibrary.repackCompact(a, layout, tiles, rows, cols));
         CompactCopies laneCopies = new CompactCopies((layout, tiles, rows, cols) ->
                 NativeLibrary.repackLanes(p, a, layout, tiles, rows, cols));
         long single = NativeLibrary.createPool(1);  // the background copies' own: the pool is for serving
@@ -181,12 +189,23 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireLength("x", x, (long) batch * w.cols());
         requireLength("out", out, (long) batch * w.rows());
         int reading = readingOf(w).ordinal();
-        if (CompactCopies.worthIt(w)) {
+        if (laterLanes.has(w)) {
+            NativeLibrary.matmulCompact(pool, isa.ordinal(), w.layout().ordinal(), laterLanes.of(w), w.rows(),
+                    w.cols(), true, reading, x, out, batch);
+        } else if (CompactCopies.worthIt(w)) {
             NativeLibrary.matmulCompact(pool, isa.ordinal(), w.layout().ordinal(), compactCopy(w), w.rows(), w.cols(),
-                    reading, x, out, batch);
+                    isa == Isa.AVX512, reading, x, out, batch);
         } else {
             NativeLibrary.matmul(pool, isa.ordinal(), w.layout().ordinal(), w.data(), w.rows(), w.cols(), false,
                     reading, x, out, batch);
+            if (copiedLater(w) && productCopies.add(w)) {
+                // as a fused layer's: copied in the background, read from the next product on, the tiles given back
+                background.submit(() -> {
+                    if (!closed) {
+                        switchToCopy(w, () -> { });
+                    }
+                });
+            }
         }
         Reference.reachabilityFence(this);  // the cleaner must not free the pool or the copies during the call
     }
@@ -194,7 +213,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /**
      * Readies a weight matrix for {@link #matmul}, so that the first product does not pay for it; returns the bytes of
      * memory it took (0 for most matrices). A Q8 or q4_1 matrix whose columns are not a multiple of 256 is copied once
-     * into a compact layout without the tiles' column padding: reading around the padding costs a third of the memory
+     * into a compact layout without the tiles' column padding (on AVX-512, the lanes layout, which is compact too and
+     * spares the products the transposition of every group): reading around the padding costs a third of the memory
      * bandwidth (32000 × 288 Q8: 12 GB/s of used bytes against 17 GB/s unpadded, one thread), and the copy is smaller
      * than the tiles. Other matrices are used in place. The copy lives as long as these kernels: use one instance per
      * loaded model and close it with the model. Thread-safe.
@@ -519,14 +539,22 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (copiedNow) {  // a later copy's tiles are given back once the layer has switched (see fuse)
             releaseMapped(m);
         }
-        return new long[] {m.layout().ordinal(), address, m.rows(), m.cols(), compacted ? 1 : 0, inLanes ? 1 : 0,
-                reading.ordinal()};
+        return new long[] {m.layout().ordinal(), address, m.rows(), m.cols(), compacted ? 1 : 0,
+                inLanes || compacted && isa == Isa.AVX512 ? 1 : 0, reading.ordinal()};
     }
 
-    /** Whether the fused kernels read m from a lanes copy made after loading: streamed Q8 or q4_1 on AVX-512. */
+    /** Whether {@link #matmul} reads w from a lanes copy made after loading (for tests). */
+    boolean productReadsCopy(Matrix w) {
+        return laterLanes.has(w);
+    }
+
+    /**
+     * Whether products read m from a lanes copy made after loading: streamed Q8 or q4_1 on AVX-512, unless its compact
+     * copy (in the lanes layout there) is read.
+     */
     private boolean copiedLater(Matrix m) {
         return isa == Isa.AVX512 && (m.layout() == Matrix.Layout.TILES_Q4_1 || m.layout() == Matrix.Layout.TILES_Q8)
-                && readingOf(m) != Streaming.IN_PLACE;
+                && readingOf(m) != Streaming.IN_PLACE && !CompactCopies.worthIt(m);
     }
 
     /**

@@ -31,10 +31,10 @@ final class NativeLibrary {
     static native void matmul(long pool, int isa, int layout, ByteBuffer w, int rows, int cols,
             @Cast("bool") boolean compact, int streaming, float[] x, float[] out, int batch);
 
-    /** The same product on a compact copy made by {@link #repackCompact}. */
+    /** The same product on a copy made by {@link #repackCompact}, or by {@link #repackLanes} when {@code lanes}. */
     @CriticalRegion
-    static native void matmulCompact(long pool, int isa, int layout, long w, int rows, int cols, int streaming,
-            float[] x, float[] out, int batch);
+    static native void matmulCompact(long pool, int isa, int layout, long w, int rows, int cols,
+            @Cast("bool") boolean lanes, int streaming, float[] x, float[] out, int batch);
 
     /** The {@link Streaming} ordinal that reads streamed weights fastest on this CPU. */
     static native int preferredStreaming();
