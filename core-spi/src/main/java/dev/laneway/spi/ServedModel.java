@@ -1,5 +1,6 @@
 package dev.laneway.spi;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,6 +27,14 @@ public interface ServedModel extends AutoCloseable {
 
     /** Turns token ids back into text; special tokens are rendered as their text. */
     String detokenize(int[] ids);
+
+    /**
+     * Waits at most {@code timeout} for work the model goes on doing after it opens, which it serves without (faster
+     * copies of its weights, made on idle cores); returns whether none is left. For measuring the model's speed.
+     */
+    default boolean awaitBackgroundWork(Duration timeout) {
+        return true;
+    }
 
     /**
      * Renders a conversation with the model's chat template.

@@ -12,9 +12,11 @@ import dev.laneway.spi.StepCounts;
 import dev.laneway.spi.TokenCodec;
 import dev.laneway.spi.TokenSink;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * A served model built from engine parts: a tokenizer, a chat template and the lanes that generate. Routes differ
@@ -35,19 +37,27 @@ public final class LanewayModel implements ServedModel {
     private final TokenCodec tokenizer;
     private final ChatRenderer chat;
     private final LanePool lanes;
+    private final Predicate<Duration> backgroundWork;
     private final AutoCloseable resources;
 
     /**
-     * @param resources released on {@link #close()} (mapped weights, native state), or null
+     * @param backgroundWork waits at most the given time for the kernels' work after loading; whether it is done
+     * @param resources      released on {@link #close()} (mapped weights, native state), or null
      */
     public LanewayModel(String id, ModelInfo info, TokenCodec tokenizer, ChatRenderer chat, LanePool lanes,
-                        AutoCloseable resources) {
+                        Predicate<Duration> backgroundWork, AutoCloseable resources) {
         this.id = id;
         this.info = info;
         this.tokenizer = tokenizer;
         this.chat = chat;
         this.lanes = lanes;
+        this.backgroundWork = backgroundWork;
         this.resources = resources;
+    }
+
+    @Override
+    public boolean awaitBackgroundWork(Duration timeout) {
+        return backgroundWork.test(timeout);
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.laneway.engine.forward.OneSubmissionForward;
 import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.kernels.Kernels;
 import dev.laneway.engine.kernels.natives.KernelsChooser;
+import dev.laneway.engine.kernels.natives.NativeKernels;
 import dev.laneway.engine.lane.Clock;
 import dev.laneway.engine.lane.ContextGate;
 import dev.laneway.engine.lane.DeviceRegistry;
@@ -224,7 +225,8 @@ public final class ModelAssembly {
             }
             ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route,
                     device.name(), metadata(container, kernels, engine, forwardName));
-            return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes, () -> {
+            return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes,
+                    timeout -> !(kernels instanceof NativeKernels n) || n.awaitCopies(timeout), () -> {
                 lanes.close();
                 if (owner) {
                     close();

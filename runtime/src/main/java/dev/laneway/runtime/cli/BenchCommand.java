@@ -17,8 +17,8 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -43,8 +43,8 @@ import java.util.concurrent.Callable;
 final class BenchCommand implements Callable<Integer> {
     private static final long WARM_UP_LIMIT_NANOS = 20_000_000_000L;
     private static final int WARM_UP_MAX_ROUNDS = 30;
-    /** The longest wait for the work a model does in the background after loading (see {@link #awaitIdle}). */
-    private static final long IDLE_LIMIT_NANOS = 120_000_000_000L;
+    /** The longest wait for the work a model does in the background after loading. */
+    private static final Duration BACKGROUND_LIMIT = Duration.ofMinutes(5);
 
     @Mixin
     ModelOptions model;
@@ -147,41 +147,15 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * Waits until the process is idle: its threads use less than a twentieth of a core over a fifth of a second. A
-     * model may go on working after it opens, at the lowest priority so that a server answers at once: the native
-     * kernels make copies of streamed weights that products read faster. Runs started before they are made measure
-     * the tiles, and keep the copies from being made (their thread gets the cores only when they are idle).
+     * Waits until each model's background work after loading is done: the native kernels make copies of streamed
+     * weights, which products read faster, on idle cores, so that a server answers at once. Runs started before they
+     * are made measure the tiles they replace, and keep them from being made.
      */
-    private void awaitIdle() {
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        if (!threads.isThreadCpuTimeSupported()) {
-            return;
-        }
+    private void awaitBackgroundWork(List<Measured> measured) {
         long start = System.nanoTime();
-        long window = 200_000_000L;
-        long before = cpuNanos(threads);
-        while (System.nanoTime() - start < IDLE_LIMIT_NANOS) {
-            try {
-                Thread.sleep(window / 1_000_000L);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            long now = cpuNanos(threads);
-            if ((now - before) * 20 < window) {
-                break;
-            }
-            before = now;
-        }
-        spec.commandLine().getErr().printf(Locale.ROOT, "idle after %.1f s%n", (System.nanoTime() - start) / 1e9);
-    }
-
-    private static long cpuNanos(ThreadMXBean threads) {
-        long total = 0;
-        for (long id : threads.getAllThreadIds()) {
-            total += Math.max(0, threads.getThreadCpuTime(id));
-        }
-        return total;
+        boolean done = measured.stream().allMatch(m -> m.model.awaitBackgroundWork(BACKGROUND_LIMIT));
+        spec.commandLine().getErr().printf(Locale.ROOT, "background work: %s after %.1f s%n",
+                done ? "done" : "still running", (System.nanoTime() - start) / 1e9);
     }
 
     /**
@@ -230,7 +204,7 @@ final class BenchCommand implements Callable<Integer> {
                     throw e;
                 }
             }
-            awaitIdle();
+            awaitBackgroundWork(measured);
             warmUp(measured);
             for (int i = 0; i < runs; i++) {
                 for (int j = 0; j < measured.size(); j++) {
