@@ -15,9 +15,9 @@ enum Isa { SCALAR = 0, AVX2 = 1, AVX512 = 2 };
 
 // How a product reads quantized weights (numbered as Streaming.java's ordinals). Weights that stay in the cache are
 // read in place; weights that stream from memory are either copied through L1 a tile at a time (STAGED) or read in
-// place with software prefetches a few KiB ahead (PREFETCHED). Which of the two reads memory faster depends on the
-// CPU: see nextGroup in ops.inc.
-enum Streaming { IN_PLACE = 0, STAGED = 1, PREFETCHED = 2 };
+// place with software prefetches a few KiB ahead, into L1 (PREFETCHED) or L2 (PREFETCHED_TO_L2). Which reads memory
+// fastest depends on the CPU: see nextGroup in ops.inc.
+enum Streaming { IN_PLACE = 0, STAGED = 1, PREFETCHED = 2, PREFETCHED_TO_L2 = 3 };
 
 constexpr int kTileRows = 32;
 constexpr int kTileCols = 256;

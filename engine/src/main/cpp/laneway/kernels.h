@@ -90,12 +90,12 @@ inline void matmul(long long pool, int isa, int layout, const signed char* w, in
                             batch))
 }
 
-// How weights that stream from memory are read fastest on this CPU (see nextGroup in ops.inc): staged through L1 on
-// AMD's cores with AVX-512 (Zen 4 and later), where prefetches did not help; prefetched in place elsewhere, which won
-// on Intel's cores and on AMD's Zen 2.
+// How weights that stream from memory are read fastest on this CPU (see nextGroup in ops.inc): prefetched into L2 on
+// AMD's cores with AVX-512 (Zen 4 and later), prefetched into L1 elsewhere, which won on Intel's cores and on AMD's
+// Zen 2.
 inline int preferredStreaming() {
     __builtin_cpu_init();
-    return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f") ? STAGED : PREFETCHED;
+    return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512f") ? PREFETCHED_TO_L2 : PREFETCHED;
 }
 
 // Bytes of the last-level cache (0 if unknown).

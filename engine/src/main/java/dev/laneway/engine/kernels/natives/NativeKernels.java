@@ -116,8 +116,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     }
 
     /**
-     * How weights that stream from memory are read fastest on this CPU: {@link Streaming#STAGED} on AMD's cores with
-     * AVX-512, {@link Streaming#PREFETCHED} elsewhere.
+     * How weights that stream from memory are read fastest on this CPU: {@link Streaming#PREFETCHED_TO_L2} on AMD's
+     * cores with AVX-512, {@link Streaming#PREFETCHED} elsewhere.
      */
     public static Streaming preferredStreaming() {
         requireLoaded();
@@ -381,8 +381,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * order the VNNI product consumes it, so that products load groups instead of transposing each one again on every
      * token (the 1B shape decoded 11% faster from copies at q4_1, whose nibbles make the most of that work, and 7–15%
      * at Q8, read prefetched; 10–11% at both, read staged). A model that fits in the last-level cache is copied here,
-     * on the pool. A model whose weights stream from memory (read {@link Streaming#PREFETCHED prefetched} or
-     * {@link Streaming#STAGED staged}) is copied after this returns, in the background ({@link BackgroundCopies}, see
+     * on the pool. A model whose weights stream from memory (read prefetched or staged, {@link Streaming}) is copied
+     * after this returns, in the background ({@link BackgroundCopies}, see
      * {@link #awaitCopies}), the layer switching to each copy as it is made; the tiles' pages are then given back when
      * they are a file mapping, so that the copy does not double the resident memory. The copy holds the same codes
      * and scales, so products give the same bits.

@@ -14,15 +14,20 @@ import java.util.Optional;
 public enum Streaming {
     /** Computed straight from the weights, no help: what cache-resident weights get. */
     IN_PLACE,
-    /** Copied through a buffer in L1 a tile at a time, and computed from there (faster on AMD's cores). */
+    /** Copied through a buffer in L1 a tile at a time, and computed from there (one row; a batch reads prefetched). */
     STAGED,
-    /** Computed in place, with software prefetches a few KiB ahead along each tile row (faster on Intel's). */
-    PREFETCHED;
+    /** Computed in place, with software prefetches into L1 a few KiB ahead along each tile row (faster on Intel's). */
+    PREFETCHED,
+    /** As {@link #PREFETCHED}, the prefetches into L2 (faster on AMD's cores with AVX-512). */
+    PREFETCHED_TO_L2;
 
-    /** The system property naming the way streamed weights are read: {@code staged} or {@code prefetched}. */
+    /** The system property naming the way streamed weights are read: one of {@link #KNOWN}'s labels. */
     public static final String PROPERTY = "laneway.streaming";
 
-    /** The name used in settings and benchmark reports: {@code in-place}, {@code staged}, {@code prefetched}. */
+    /** The ways a setting may name: all but {@link #IN_PLACE}, which only cache-resident weights get. */
+    static final List<Streaming> KNOWN = List.of(STAGED, PREFETCHED, PREFETCHED_TO_L2);
+
+    /** The name used in settings and benchmark reports: {@code in-place}, {@code staged}, {@code prefetched-to-l2}. */
     public String label() {
         return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
@@ -30,7 +35,7 @@ public enum Streaming {
     /**
      * The way {@link #PROPERTY} or {@code LANEWAY_STREAMING} names, if either is set.
      *
-     * @throws IllegalArgumentException when the setting names neither {@code staged} nor {@code prefetched}
+     * @throws IllegalArgumentException when the setting names none of {@link #KNOWN}
      */
     static Optional<Streaming> configured() {
         String value = System.getProperty(PROPERTY);
@@ -41,12 +46,12 @@ public enum Streaming {
             return Optional.empty();
         }
         String name = value.trim().toLowerCase(Locale.ROOT);
-        for (Streaming s : List.of(STAGED, PREFETCHED)) {
+        for (Streaming s : KNOWN) {
             if (s.label().equals(name)) {
                 return Optional.of(s);
             }
         }
         throw new IllegalArgumentException(PROPERTY + ": unknown way of reading weights '" + value.trim()
-                + "' (known: staged, prefetched)");
+                + "' (known: " + String.join(", ", KNOWN.stream().map(Streaming::label).toList()) + ")");
     }
 }

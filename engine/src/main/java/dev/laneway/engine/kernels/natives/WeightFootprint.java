@@ -8,9 +8,8 @@ import java.util.Map;
  * The weights these kernels have multiplied by, counted once each. While they fit in the last-level cache, a
  * product reads its weights in place (they stay cached from one token to the next); once they outgrow it, weights
  * stream from memory on every token, and the products read them the way that keeps more reads in flight on this CPU
- * ({@link Streaming}): staged through L1 reads memory about 1.5 times faster on an AMD EPYC (one thread: 16 GB/s
- * against 10 for an 8192 × 2048 Q8 matrix-vector product), prefetched about 1.2 times faster on an Intel Xeon; both
- * would make cached weights slower to read (staged: a 16 MB model's decode step takes 1.4 ms against 0.9).
+ * ({@link Streaming}): staged or prefetched, which reads memory 1.2–1.5 times faster than in place (docs/kernels.md),
+ * and would make cached weights slower to read (staged: a 16 MB model's decode step takes 1.4 ms against 0.9).
  */
 final class WeightFootprint {
     private final long cacheBytes;

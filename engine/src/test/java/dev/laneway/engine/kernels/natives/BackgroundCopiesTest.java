@@ -45,7 +45,8 @@ class BackgroundCopiesTest {
     Path dir;
 
     @ParameterizedTest(name = "{0} {1}")
-    @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,PREFETCHED", "TILES_Q4_1,STAGED", "TILES_Q8,STAGED"})
+    @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,PREFETCHED", "TILES_Q4_1,STAGED", "TILES_Q8,STAGED",
+            "TILES_Q8,PREFETCHED_TO_L2"})
     void aStreamedLayerGivesTheSameBitsFromItsCopies(Layout layout, Streaming streaming) throws IOException {
         LayerWeights inMemory = layer(layout, new Random(layout.ordinal()));
         LayerWeights mapped = mapped(inMemory);

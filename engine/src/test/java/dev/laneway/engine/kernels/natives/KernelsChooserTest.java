@@ -81,7 +81,7 @@ class KernelsChooserTest {
             assertEquals(NativeKernels.preferredStreaming(), kernels.streaming());
             assertTrue(kernels.streaming() != Streaming.IN_PLACE, "streamed weights need staging or prefetching");
         }
-        for (Streaming asked : new Streaming[] {Streaming.STAGED, Streaming.PREFETCHED}) {
+        for (Streaming asked : Streaming.KNOWN) {
             System.setProperty(Streaming.PROPERTY, " " + asked.label().toUpperCase() + " ");
             try (NativeKernels kernels = NativeKernels.create(2)) {
                 assertEquals(asked, kernels.streaming());
@@ -96,7 +96,7 @@ class KernelsChooserTest {
         System.setProperty(Streaming.PROPERTY, "in-place");
         try {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeKernels.create(2));
-            assertEquals("laneway.streaming: unknown way of reading weights 'in-place' (known: staged, prefetched)",
+            assertEquals("laneway.streaming: unknown way of reading weights 'in-place' (known: staged, prefetched, prefetched-to-l2)",
                     e.getMessage());
         } finally {
             System.clearProperty(Streaming.PROPERTY);

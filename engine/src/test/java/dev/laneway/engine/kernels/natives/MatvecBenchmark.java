@@ -41,7 +41,7 @@ public class MatvecBenchmark {
     public int batch;
 
     /** How the streamed weights are read: both ways, to see which this CPU prefers. */
-    @Param({"STAGED", "PREFETCHED"})
+    @Param({"STAGED", "PREFETCHED", "PREFETCHED_TO_L2"})
     public String streaming;
 
     private NativeKernels kernels;

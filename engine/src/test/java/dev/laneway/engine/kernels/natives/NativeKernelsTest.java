@@ -54,8 +54,9 @@ class NativeKernelsTest {
         for (Isa isa : supportedIsas()) {
             KERNELS.put(isa, NativeKernels.create(isa, 3));  // more threads than cores: the pool's hand-off is exercised
             Map<Streaming, NativeKernels> byStreaming = new EnumMap<>(Streaming.class);
-            byStreaming.put(Streaming.STAGED, NativeKernels.create(isa, 3, 1, Streaming.STAGED));
-            byStreaming.put(Streaming.PREFETCHED, NativeKernels.create(isa, 3, 1, Streaming.PREFETCHED));
+            for (Streaming streaming : Streaming.KNOWN) {
+                byStreaming.put(streaming, NativeKernels.create(isa, 3, 1, streaming));
+            }
             STREAMING.put(isa, byStreaming);
         }
     }
@@ -151,7 +152,7 @@ class NativeKernelsTest {
                     float[] x = RandomMatrices.gaussian(batch * shape[1], random);
                     float[] inPlace = new float[batch * shape[0]];
                     KERNELS.get(isa).matmul(w, x, inPlace, batch);
-                    for (Streaming streaming : List.of(Streaming.STAGED, Streaming.PREFETCHED)) {
+                    for (Streaming streaming : Streaming.KNOWN) {
                         float[] streamed = new float[batch * shape[0]];
                         STREAMING.get(isa).get(streaming).matmul(w, x, streamed, batch);
                         assertArrayEquals(inPlace, streamed, layout + " " + shape[0] + "x" + shape[1] + " batch "
