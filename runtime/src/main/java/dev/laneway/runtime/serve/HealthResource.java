@@ -7,9 +7,15 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
+import java.time.Duration;
 import java.util.Map;
 
-/** llama-server's {@code GET /health}: 503 {@code loading} until the model is ready, then 200 {@code ok}. */
+/**
+ * llama-server's {@code GET /health}: 503 {@code loading} until the model is ready, then 200 {@code ok}. While a
+ * ready model still does work it serves without ({@link dev.laneway.spi.ServedModel#awaitBackgroundWork}: copies of
+ * its weights that read faster, made on idle cores), the body also says {@code "background_work": "pending"}, so
+ * that a benchmark can wait for the speed the model will keep.
+ */
 @Path("/health")
 public class HealthResource {
 
@@ -20,9 +26,14 @@ public class HealthResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Response health() {
         return switch (models.state()) {
-            case READY -> Response.ok(Map.of("status", "ok")).build();
+            case READY -> Response.ok(backgroundWorkPending()
+                    ? Map.of("status", "ok", "background_work", "pending") : Map.of("status", "ok")).build();
             case LOADING -> Response.status(503).entity(Map.of("status", "loading")).build();
             case FAILED -> Response.status(503).entity(Map.of("status", "error")).build();
         };
+    }
+
+    private boolean backgroundWorkPending() {
+        return models.model().map(m -> !m.awaitBackgroundWork(Duration.ZERO)).orElse(false);
     }
 }

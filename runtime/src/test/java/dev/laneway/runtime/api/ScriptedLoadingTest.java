@@ -7,8 +7,13 @@ import org.junit.jupiter.api.Test;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.hasKey;
+import static org.hamcrest.Matchers.not;
 
-/** The port answers before the model is loaded: health says loading, generation is refused until it is ready. */
+/**
+ * The port answers before the model is loaded: health says loading, generation is refused until it is ready; then
+ * health says whether the model's background work is still pending.
+ */
 @QuarkusTest
 @TestProfile(ScriptedProfile.Loading.class)
 class ScriptedLoadingTest {
@@ -30,7 +35,11 @@ class ScriptedLoadingTest {
         for (int i = 0; i < 200 && given().get("/health").statusCode() != 200; i++) {
             Thread.sleep(25);
         }
-        given().get("/health").then().statusCode(200).body("status", equalTo("ok"));
+        given().get("/health").then().statusCode(200).body("status", equalTo("ok"))
+                .body("background_work", equalTo("pending"));
+        ScriptedOpener.BACKGROUND.countDown();
+        given().get("/health").then().statusCode(200).body("status", equalTo("ok"))
+                .body("$", not(hasKey("background_work")));
         given().get("/q/health/ready").then().statusCode(200)
                 .body("checks.data.model", hasItem(ScriptedModel.ID))
                 .body("checks.data.route", hasItem("scripted-route"))

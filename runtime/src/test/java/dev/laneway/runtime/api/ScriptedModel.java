@@ -13,6 +13,7 @@ import dev.laneway.spi.TokenSink;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,6 +44,18 @@ public final class ScriptedModel implements ServedModel {
 
     static final BlockingQueue<GenerationResult> FINISHED = new LinkedBlockingQueue<>();
     static volatile CountDownLatch hold = new CountDownLatch(0);
+    /** Work the model goes on doing after it opens: none, unless a test holds it. */
+    static volatile CountDownLatch background = new CountDownLatch(0);
+
+    @Override
+    public boolean awaitBackgroundWork(Duration timeout) {
+        try {
+            return background.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
 
     @Override
     public String id() {

@@ -11,13 +11,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A test tool: serves a {@link ScriptedModel} instead of opening a real one. With {@code scripted.hold-loading}
- * the model stays loading until a test opens {@link #LOADING}; with {@code scripted.routed} it routes requests
+ * the model stays loading until a test opens {@link #LOADING}, and then has background work until a test opens
+ * {@link #BACKGROUND}; with {@code scripted.routed} it routes requests
  * ({@link RoutingScriptedModel}).
  */
 @Alternative
 @ApplicationScoped
 public class ScriptedOpener implements ModelOpener {
     static final CountDownLatch LOADING = new CountDownLatch(1);
+    static final CountDownLatch BACKGROUND = new CountDownLatch(1);
 
     @Override
     public ServedModel open() throws InterruptedException {
@@ -25,6 +27,9 @@ public class ScriptedOpener implements ModelOpener {
                 .orElse(false);
         if (hold && !LOADING.await(60, TimeUnit.SECONDS)) {
             throw new IllegalStateException("the test never let the model load");
+        }
+        if (hold) {
+            ScriptedModel.background = BACKGROUND;
         }
         boolean routed = ConfigProvider.getConfig().getOptionalValue("scripted.routed", Boolean.class).orElse(false);
         return routed ? new RoutingScriptedModel() : new ScriptedModel();
