@@ -1,0 +1,120 @@
+package dev.laneway.engine.kernels.natives;
+
+import dev.laneway.engine.kernels.AttentionShape;
+import dev.laneway.engine.kernels.KvCache;
+import dev.laneway.engine.kernels.LayerShape;
+import dev.laneway.engine.kernels.LayerWeights;
+import dev.laneway.engine.kernels.Matrix.Layout;
+import dev.laneway.engine.kernels.Rope;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The layers of one decode step of the 1B shape (hidden 2048, 16 layers, 32 heads of 64 with 8 KV heads, ffn 8192)
+ * over {@code rows} sequences, each one row at {@code position} in its own cache slot: the fused layers as a server's
+ * batched step runs them, products and attention together. The weights (1.1 GB at Q8) stream from memory, read as
+ * the CPU prefers, from the copies made in the background (waited for); the cache is half precision, as served.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+public class DecodeStepBenchmark {
+    private static final int HIDDEN = 2048;
+    private static final int LAYERS = 16;
+    private static final int FFN = 8192;
+    private static final AttentionShape ATTENTION = new AttentionShape(32, 8, 64, (float) (1 / Math.sqrt(64)));
+    private static final LayerShape SHAPE = new LayerShape(HIDDEN, ATTENTION, FFN, 1e-5f);
+
+    @Param({"TILES_Q8", "TILES_Q4_1"})
+    public String layout;
+
+    /** Sequences decoding in the step, a row each. */
+    @Param({"1", "4", "8"})
+    public int rows;
+
+    /** Each sequence's position: how much of its cache attention reads. */
+    @Param({"250"})
+    public int position;
+
+    @Param({"2"})
+    public int threads;
+
+    private NativeKernels kernels;
+    private FusedLayer[] layers;
+    private KvCache cache;
+    private float[] input;
+    private float[] x;
+    private float[] work;
+    private int[] segments;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        kernels = NativeKernels.create(NativeKernels.bestIsa(), threads);
+        Random random = new Random(1);
+        Layout l = Layout.valueOf(layout);
+        Rope rope = Rope.of(Rope.Style.HALVES, 64, 64, position + 1, 10000);
+        layers = new FusedLayer[LAYERS];
+        for (int i = 0; i < LAYERS; i++) {
+            layers[i] = kernels.fuse(layer(l, random), SHAPE, rope);
+        }
+        if (!kernels.awaitCopies(Duration.ofMinutes(5))) {
+            throw new IllegalStateException("the weight copies were not made within 5 minutes");
+        }
+        cache = KvCache.onDemand(LAYERS, position + 1, ATTENTION.kvDim(), KvCache.Precision.F16, rows);
+        cache.reserve(position + 1);
+        input = RandomMatrices.gaussian(rows * HIDDEN, random);
+        x = new float[input.length];
+        work = new float[(int) SHAPE.workFloats(rows)];
+        segments = new int[4 * rows];
+        for (int s = 0; s < rows; s++) {
+            segments[4 * s] = s;
+            segments[4 * s + 1] = 1;
+            segments[4 * s + 2] = position;
+            segments[4 * s + 3] = cache.layer(0).base(s);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        kernels.close();
+    }
+
+    @Benchmark
+    public float step() {
+        System.arraycopy(input, 0, x, 0, x.length);  // the same step every time, the residual stream never growing
+        for (int i = 0; i < LAYERS; i++) {
+            kernels.runLayer(layers[i], x, work, cache.layer(i), rows, segments, rows);
+        }
+        return x[0];
+    }
+
+    private static LayerWeights layer(Layout layout, Random random) {
+        int q = ATTENTION.qDim();
+        int kv = ATTENTION.kvDim();
+        return new LayerWeights(norm(random), RandomMatrices.create(layout, q, HIDDEN, random),
+                RandomMatrices.create(layout, kv, HIDDEN, random), RandomMatrices.create(layout, kv, HIDDEN, random),
+                Optional.empty(), Optional.empty(), RandomMatrices.create(layout, HIDDEN, q, random), norm(random),
+                RandomMatrices.create(layout, FFN, HIDDEN, random), RandomMatrices.create(layout, FFN, HIDDEN, random),
+                RandomMatrices.create(layout, HIDDEN, FFN, random));
+    }
+
+    private static float[] norm(Random random) {
+        float[] w = new float[HIDDEN];
+        for (int i = 0; i < HIDDEN; i++) {
+            w[i] = 1 + 0.1f * (float) random.nextGaussian();
+        }
+        return w;
+    }
+}
