@@ -48,7 +48,7 @@ class BackgroundCopiesTest {
     @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,PREFETCHED", "TILES_Q4_1,STAGED", "TILES_Q8,STAGED",
             "TILES_Q8,PREFETCHED_TO_L2"})
     void aStreamedLayerGivesTheSameBitsFromItsCopies(Layout layout, Streaming streaming) throws IOException {
-        LayerWeights inMemory = layer(layout, new Random(layout.ordinal()));
+        LayerWeights inMemory = RandomMatrices.layer(layout, SHAPE, new Random(layout.ordinal()));
         LayerWeights mapped = mapped(inMemory);
         float[] x = RandomMatrices.gaussian(3 * HIDDEN, new Random(9));
         float[][] before = new float[2][];
@@ -79,7 +79,7 @@ class BackgroundCopiesTest {
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,STAGED"})
     void aStreamedProductGivesTheSameBitsFromItsCopy(Layout layout, Streaming streaming) throws IOException {
-        Matrix m = mapped(layer(layout, new Random(5))).gate();
+        Matrix m = mapped(RandomMatrices.layer(layout, SHAPE, new Random(5))).gate();
         float[] x = RandomMatrices.gaussian(2 * m.cols(), new Random(6));
         float[] before = new float[2 * m.rows()];
         float[] after = new float[2 * m.rows()];
@@ -109,24 +109,6 @@ class BackgroundCopiesTest {
             kernels.matmul(m, x, out, 1);
         }
         return out;
-    }
-
-    private static LayerWeights layer(Layout layout, Random random) {
-        int q = ATTENTION.qDim();
-        int kv = ATTENTION.kvDim();
-        return new LayerWeights(norm(random), RandomMatrices.create(layout, q, HIDDEN, random),
-                RandomMatrices.create(layout, kv, HIDDEN, random), RandomMatrices.create(layout, kv, HIDDEN, random),
-                Optional.empty(), Optional.empty(), RandomMatrices.create(layout, HIDDEN, q, random), norm(random),
-                RandomMatrices.create(layout, FFN, HIDDEN, random), RandomMatrices.create(layout, FFN, HIDDEN, random),
-                RandomMatrices.create(layout, HIDDEN, FFN, random));
-    }
-
-    private static float[] norm(Random random) {
-        float[] w = new float[HIDDEN];
-        for (int i = 0; i < HIDDEN; i++) {
-            w[i] = 1 + 0.1f * (float) random.nextGaussian();
-        }
-        return w;
     }
 
     /** The same layer with its matrices read from a file, each mapped on its own as a container's tensors are. */

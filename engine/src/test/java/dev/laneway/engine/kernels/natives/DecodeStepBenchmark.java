@@ -3,11 +3,9 @@ package dev.laneway.engine.kernels.natives;
 import dev.laneway.engine.kernels.AttentionShape;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.kernels.LayerShape;
-import dev.laneway.engine.kernels.LayerWeights;
 import dev.laneway.engine.kernels.Matrix.Layout;
 import dev.laneway.engine.kernels.Rope;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -67,7 +65,7 @@ public class DecodeStepBenchmark {
         Rope rope = Rope.of(Rope.Style.HALVES, 64, 64, position + 1, 10000);
         layers = new FusedLayer[LAYERS];
         for (int i = 0; i < LAYERS; i++) {
-            layers[i] = kernels.fuse(layer(l, random), SHAPE, rope);
+            layers[i] = kernels.fuse(RandomMatrices.layer(l, SHAPE, random), SHAPE, rope);
         }
         if (!kernels.awaitCopies(Duration.ofMinutes(5))) {
             throw new IllegalStateException("the weight copies were not made within 5 minutes");
@@ -98,23 +96,5 @@ public class DecodeStepBenchmark {
             kernels.runLayer(layers[i], x, work, cache.layer(i), rows, segments, rows);
         }
         return x[0];
-    }
-
-    private static LayerWeights layer(Layout layout, Random random) {
-        int q = ATTENTION.qDim();
-        int kv = ATTENTION.kvDim();
-        return new LayerWeights(norm(random), RandomMatrices.create(layout, q, HIDDEN, random),
-                RandomMatrices.create(layout, kv, HIDDEN, random), RandomMatrices.create(layout, kv, HIDDEN, random),
-                Optional.empty(), Optional.empty(), RandomMatrices.create(layout, HIDDEN, q, random), norm(random),
-                RandomMatrices.create(layout, FFN, HIDDEN, random), RandomMatrices.create(layout, FFN, HIDDEN, random),
-                RandomMatrices.create(layout, HIDDEN, FFN, random));
-    }
-
-    private static float[] norm(Random random) {
-        float[] w = new float[HIDDEN];
-        for (int i = 0; i < HIDDEN; i++) {
-            w[i] = 1 + 0.1f * (float) random.nextGaussian();
-        }
-        return w;
     }
 }

@@ -1,10 +1,13 @@
 package dev.laneway.engine.kernels.natives;
 
 import dev.laneway.engine.kernels.Floats;
+import dev.laneway.engine.kernels.LayerShape;
+import dev.laneway.engine.kernels.LayerWeights;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Matrix.Layout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Optional;
 import java.util.Random;
 
 /**
@@ -119,5 +122,25 @@ public final class RandomMatrices {
             a[i] = (float) random.nextGaussian();
         }
         return a;
+    }
+
+    /** A llama layer of the given shape with random weights in {@code layout} and norm weights near 1. */
+    public static LayerWeights layer(Layout layout, LayerShape shape, Random random) {
+        int hidden = shape.hidden();
+        int q = shape.attention().qDim();
+        int kv = shape.attention().kvDim();
+        return new LayerWeights(norm(hidden, random), create(layout, q, hidden, random),
+                create(layout, kv, hidden, random), create(layout, kv, hidden, random), Optional.empty(),
+                Optional.empty(), create(layout, hidden, q, random), norm(hidden, random),
+                create(layout, shape.ffn(), hidden, random), create(layout, shape.ffn(), hidden, random),
+                create(layout, hidden, shape.ffn(), random));
+    }
+
+    private static float[] norm(int n, Random random) {
+        float[] w = new float[n];
+        for (int i = 0; i < n; i++) {
+            w[i] = 1 + 0.1f * (float) random.nextGaussian();
+        }
+        return w;
     }
 }
