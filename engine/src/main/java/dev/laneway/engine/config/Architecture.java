@@ -17,17 +17,20 @@ import java.util.function.Predicate;
  * @param qkNorm     q and k are RMS-normalised per head before RoPE (Qwen3, Gemma 3)
  * @param gemma      Gemma's layer: GeGLU, norms before and after attention and the MLP stored as 1 + w, the
  *                   embedding scaled by √hidden
- * @param experts    the MLP is a mixture of experts
+ * @param mixture    how its mixture of experts is configured and stored, or null for a dense MLP
  * @param window     which layers a {@code sliding_window} covers
  * @param partialRotary RoPE may rotate part of each head ({@code partial_rotary_factor})
  * @param attentionSoftcap attention scores may be soft-capped ({@code attn_logit_softcapping})
  * @param interleavedGguf llama.cpp's converter reorders the q/k rows of its GGUF files (llama-architecture files)
+ * @param fusedProjections q, k and v are stored as one tensor, and the MLP's gate and up rows as another (Phi-3's
+ *                   {@code qkv_proj} and {@code gate_up_proj}, llama.cpp's {@code attn_qkv} and {@code ffn_up}), which
+ *                   packing splits; such a model has no q/k/v biases nor q/k norms
  * @param ggufName   the {@code general.architecture} of its GGUF files
  * @param defaults   the values its configs may leave out
  */
 public record Architecture(String modelType, String hfClass, boolean qkvBias, boolean qkNorm, boolean gemma,
-                           boolean experts, Window window, boolean partialRotary, boolean attentionSoftcap,
-                           boolean interleavedGguf, String ggufName, Defaults defaults) {
+                           Mixture mixture, Window window, boolean partialRotary, boolean attentionSoftcap,
+                           boolean interleavedGguf, boolean fusedProjections, String ggufName, Defaults defaults) {
     /** Which layers attend through a sliding window. */
     public enum Window {
         /** None: the architecture has no window. */
@@ -60,6 +63,26 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
         }
     }
 
+    /**
+     * Where the two families of mixtures differ: the config.json fields that size them, the GGUF key of an expert's
+     * width, and the names a checkpoint gives its experts.
+     *
+     * @param countKey       config.json's number of experts
+     * @param widthKey       config.json's width of one expert's MLP
+     * @param normalizeKey   config.json's switch for renormalising the chosen experts' weights (default false), or
+     *                       null where they always are
+     * @param ggufWidthKey   the GGUF key, after the architecture's prefix, of one expert's width
+     * @param sparseMoeBlock a checkpoint names the MLP {@code block_sparse_moe} and an expert's gate, up and down
+     *                       projections {@code w1}, {@code w3} and {@code w2} (Mixtral)
+     */
+    public record Mixture(String countKey, String widthKey, String normalizeKey, String ggufWidthKey,
+                          boolean sparseMoeBlock) {
+        static final Mixture QWEN3_MOE = new Mixture("num_experts", "moe_intermediate_size", "norm_topk_prob",
+                "expert_feed_forward_length", false);
+        static final Mixture MIXTRAL = new Mixture("num_local_experts", "intermediate_size", null,
+                "feed_forward_length", true);
+    }
+
     /** GGUF architecture names that are another's: llama.cpp reads a {@code mistral} file as a llama. */
     private static final Map<String, String> GGUF_ALIASES = Map.of("mistral", "llama");
 
@@ -68,24 +91,24 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
             dense("mistral", "MistralForCausalLM", false, false, true, null),
             dense("qwen2", "Qwen2ForCausalLM", true, false, false, "qwen2"),
             dense("qwen3", "Qwen3ForCausalLM", false, true, false, "qwen3"),
-            new Architecture("phi3", "Phi3ForCausalLM", false, false, false, false, Window.EVERY_LAYER, true, false,
-                    false, "phi3", Defaults.NONE),
+            new Architecture("phi3", "Phi3ForCausalLM", false, false, false, null, Window.EVERY_LAYER, true, false,
+                    false, true, "phi3", Defaults.NONE),
             // Gemma 2: a 4096-position window on every other layer, one RoPE base for both kinds of layer, attention
             // scores capped at 50 and logits at 30, scores scaled by 1/√256
-            new Architecture("gemma2", "Gemma2ForCausalLM", false, false, true, false, Window.PATTERN, false, true,
-                    false, "gemma2", new Defaults(4096, 2, Double.NaN, 30, 50, 256)),
-            new Architecture("gemma3", "Gemma3ForCausalLM", false, true, true, false, Window.PATTERN, false, false,
-                    false, "gemma3", new Defaults(0, 6, 10000, 0, 0, 0)),
-            new Architecture("qwen3_moe", "Qwen3MoeForCausalLM", false, true, false, true, Window.NONE, false, false,
-                    false, "qwen3moe", Defaults.NONE),
+            new Architecture("gemma2", "Gemma2ForCausalLM", false, false, true, null, Window.PATTERN, false, true,
+                    false, false, "gemma2", new Defaults(4096, 2, Double.NaN, 30, 50, 256)),
+            new Architecture("gemma3", "Gemma3ForCausalLM", false, true, true, null, Window.PATTERN, false, false,
+                    false, false, "gemma3", new Defaults(0, 6, 10000, 0, 0, 0)),
+            new Architecture("qwen3_moe", "Qwen3MoeForCausalLM", false, true, false, Mixture.QWEN3_MOE, Window.NONE,
+                    false, false, false, false, "qwen3moe", Defaults.NONE),
             // a llama GGUF file with experts
-            new Architecture("mixtral", "MixtralForCausalLM", false, false, false, true, Window.NONE, false, false,
-                    true, "llama", Defaults.NONE));
+            new Architecture("mixtral", "MixtralForCausalLM", false, false, false, Mixture.MIXTRAL, Window.NONE,
+                    false, false, true, false, "llama", Defaults.NONE));
 
     private static Architecture dense(String modelType, String hfClass, boolean qkvBias, boolean qkNorm,
                                       boolean interleavedGguf, String ggufName) {
-        return new Architecture(modelType, hfClass, qkvBias, qkNorm, false, false, Window.NONE, false, false,
-                interleavedGguf, ggufName, Defaults.NONE);
+        return new Architecture(modelType, hfClass, qkvBias, qkNorm, false, null, Window.NONE, false, false,
+                interleavedGguf, false, ggufName, Defaults.NONE);
     }
 
     /** The architecture of a {@code model_type}, if Laneway serves it. */
@@ -98,9 +121,14 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
      * file with experts is a Mixtral), if Laneway serves it.
      */
     public static Optional<Architecture> ofGguf(String name, boolean experts) {
+        List<Architecture> named = allOfGguf(name);
+        return named.stream().filter(a -> named.size() == 1 || a.experts() == experts).findFirst();
+    }
+
+    /** The architectures whose GGUF files are named {@code name} (an alias or not). */
+    public static List<Architecture> allOfGguf(String name) {
         String canonical = GGUF_ALIASES.getOrDefault(name, name);
-        List<Architecture> named = ALL.stream().filter(a -> canonical.equals(a.ggufName)).toList();
-        return named.stream().filter(a -> named.size() == 1 || a.experts == experts).findFirst();
+        return ALL.stream().filter(a -> canonical.equals(a.ggufName)).toList();
     }
 
     /** The {@code general.architecture} names Laneway reads, e.g. for a message. */
@@ -119,6 +147,11 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
         return names;
     }
 
+    /** The {@code general.architecture} names of the files whose MLP may be a mixture of experts. */
+    public static List<String> ggufNamesWithExperts() {
+        return ALL.stream().filter(Architecture::experts).map(Architecture::ggufName).distinct().toList();
+    }
+
     /** The {@code model_type}s of the architectures that have a property, e.g. for a message. */
     public static List<String> named(Predicate<Architecture> property) {
         return ALL.stream().filter(property).map(Architecture::modelType).toList();
@@ -129,12 +162,17 @@ public record Architecture(String modelType, String hfClass, boolean qkvBias, bo
         return named(a -> true);
     }
 
+    /** Whether the MLP is a mixture of experts. */
+    public boolean experts() {
+        return mixture != null;
+    }
+
     /**
      * Whether its layer is the llama family's (attention with optional biases or q/k norms, a SwiGLU MLP): the layer
      * the fused forward runs, and the one the standard plans vary.
      */
     public boolean llamaLayer() {
-        return !gemma && !experts;
+        return !gemma && mixture == null;
     }
 
     /** The MLP's activation, as {@code hidden_act} names it. */

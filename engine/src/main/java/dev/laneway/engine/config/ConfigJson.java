@@ -108,7 +108,7 @@ public final class ConfigJson {
                     gemma ? f.optionalDouble("query_pre_attn_scalar", defaults.queryPreAttnScalar()) : 0,
                     gemma ? f.optionalDouble("final_logit_softcapping", defaults.finalLogitSoftcap()) : 0,
                     f.optionalDouble("partial_rotary_factor", 1.0),
-                    experts(f, modelType),
+                    experts(f, arch),
                     capped ? f.optionalDouble("attn_logit_softcapping", defaults.attentionSoftcap()) : 0);
         } catch (IllegalArgumentException e) {
             throw new FormatException(file, e.getMessage());
@@ -155,34 +155,28 @@ public final class ConfigJson {
     }
 
     /**
-     * The mixture of experts of a Qwen3-MoE config ({@code num_experts}, {@code num_experts_per_tok},
-     * {@code moe_intermediate_size}, {@code norm_topk_prob}, every layer sparse) or a Mixtral one
-     * ({@code num_local_experts}, {@code num_experts_per_tok}, {@code intermediate_size}, always renormalised).
+     * The mixture of experts of a config whose architecture has one: its own fields for the number of experts, an
+     * expert's width and the renormalisation ({@link Architecture.Mixture}), {@code num_experts_per_tok}, and every
+     * layer sparse. Dense layers between sparse ones and shared experts are refused by name.
      */
-    private static Experts experts(Fields f, String modelType) throws FormatException {
-        switch (modelType) {
-            case "qwen3_moe" -> {
-                if (f.optionalInt("decoder_sparse_step").orElse(1) != 1) {
-                    throw f.unsupported("decoder_sparse_step", "dense layers between sparse ones are not supported");
-                }
-                JsonNode dense = f.present("mlp_only_layers");
-                if (dense != null && !(dense.isArray() && dense.isEmpty())) {
-                    throw f.unsupported("mlp_only_layers", "dense layers between sparse ones are not supported");
-                }
-                if (f.present("shared_expert_intermediate_size") != null) {
-                    throw f.unsupported("shared_expert_intermediate_size", "shared experts are not supported");
-                }
-                return new Experts(f.requiredInt("num_experts"), f.requiredInt("num_experts_per_tok"),
-                        f.requiredInt("moe_intermediate_size"), f.optionalBoolean("norm_topk_prob", false));
-            }
-            case "mixtral" -> {
-                return new Experts(f.requiredInt("num_local_experts"), f.requiredInt("num_experts_per_tok"),
-                        f.requiredInt("intermediate_size"), true);
-            }
-            default -> {
-                return Experts.NONE;
-            }
+    private static Experts experts(Fields f, Optional<Architecture> arch) throws FormatException {
+        Architecture.Mixture mixture = arch.map(Architecture::mixture).orElse(null);
+        if (mixture == null) {
+            return Experts.NONE;
         }
+        if (f.optionalInt("decoder_sparse_step").orElse(1) != 1) {
+            throw f.unsupported("decoder_sparse_step", "dense layers between sparse ones are not supported");
+        }
+        JsonNode dense = f.present("mlp_only_layers");
+        if (dense != null && !(dense.isArray() && dense.isEmpty())) {
+            throw f.unsupported("mlp_only_layers", "dense layers between sparse ones are not supported");
+        }
+        if (f.present("shared_expert_intermediate_size") != null) {
+            throw f.unsupported("shared_expert_intermediate_size", "shared experts are not supported");
+        }
+        boolean normalize = mixture.normalizeKey() == null || f.optionalBoolean(mixture.normalizeKey(), false);
+        return new Experts(f.requiredInt(mixture.countKey()), f.requiredInt("num_experts_per_tok"),
+                f.requiredInt(mixture.widthKey()), normalize);
     }
 
     /**
@@ -237,15 +231,15 @@ public final class ConfigJson {
         if (c.slidesEveryLayer()) {
             m.put("sliding_window", c.slidingWindow() > 0 ? c.slidingWindow() : null);
         }
-        Experts experts = c.experts();
-        if (c.modelType().equals("qwen3_moe")) {
-            m.put("num_experts", experts.count());
+        Architecture.Mixture mixture = c.architecture().map(Architecture::mixture).orElse(null);
+        if (mixture != null) {
+            Experts experts = c.experts();
+            m.put(mixture.countKey(), experts.count());
             m.put("num_experts_per_tok", experts.perToken());
-            m.put("moe_intermediate_size", experts.ffn());
-            m.put("norm_topk_prob", experts.normalize());
-        } else if (c.modelType().equals("mixtral")) {
-            m.put("num_local_experts", experts.count());
-            m.put("num_experts_per_tok", experts.perToken());
+            m.put(mixture.widthKey(), experts.ffn());
+            if (mixture.normalizeKey() != null) {
+                m.put(mixture.normalizeKey(), experts.normalize());
+            }
         }
         if (c.partialRotaryFactor() != 1) {
             m.put("partial_rotary_factor", c.partialRotaryFactor());

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -136,26 +137,26 @@ public final class GgufConfig {
      */
     private static Experts experts(GgufFile gguf, String p, String arch) throws FormatException {
         int count = optionalInt(gguf, p + "expert_count").orElse(0);
+        List<Architecture> named = Architecture.allOfGguf(arch);
         if (count == 0) {
-            if (arch.equals("qwen3moe")) {
+            if (named.stream().allMatch(Architecture::experts)) {
                 throw missing(gguf, p + "expert_count");
             }
             return Experts.NONE;
         }
-        if (!arch.equals("qwen3moe") && !arch.equals("llama")) {
-            throw new FormatException(gguf.path(), p + "expert_count " + count + ": experts of a " + arch
-                    + " model are not supported (supported for qwen3moe and llama)");
-        }
+        Architecture.Mixture mixture = named.stream().map(Architecture::mixture).filter(Objects::nonNull).findFirst()
+                .orElseThrow(() -> new FormatException(gguf.path(), p + "expert_count " + count + ": experts of a "
+                        + arch + " model are not supported (supported for "
+                        + String.join(" and ", Architecture.ggufNamesWithExperts()) + ")"));
         for (String unsupported : new String[]{"expert_shared_count", "expert_weights_scale", "expert_gating_func",
                 "expert_weights_norm", "expert_group_count"}) {
             if (gguf.get(p + unsupported).isPresent()) {
                 throw new FormatException(gguf.path(), p + unsupported + " is not supported");
             }
         }
-        int ffn = arch.equals("qwen3moe") ? requiredInt(gguf, p + "expert_feed_forward_length")
-                : requiredInt(gguf, p + "feed_forward_length");
         try {
-            return new Experts(count, requiredInt(gguf, p + "expert_used_count"), ffn, true);
+            return new Experts(count, requiredInt(gguf, p + "expert_used_count"),
+                    requiredInt(gguf, p + mixture.ggufWidthKey()), true);
         } catch (IllegalArgumentException e) {
             throw new FormatException(gguf.path(), e.getMessage());
         }

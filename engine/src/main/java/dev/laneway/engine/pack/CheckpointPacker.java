@@ -106,7 +106,8 @@ public final class CheckpointPacker implements ModelPacker {
     private static Map<String, Tensor> tensors(SafetensorsCheckpoint checkpoint, ModelConfig config, Path source)
             throws FormatException {
         Map<String, Tensor> tensors = new LinkedHashMap<>();
-        boolean mixtral = config.modelType().equals("mixtral");
+        boolean mixtral = config.architecture().map(Architecture::mixture).map(Architecture.Mixture::sparseMoeBlock)
+                .orElse(false);
         checkpoint.tensors().forEach((name, t) -> {
             if (!name.endsWith("rotary_emb.inv_freq")) {
                 tensors.put(mixtral ? mixtralName(name) : name, t);

@@ -41,25 +41,26 @@ public final class GgufNames {
             return Optional.empty();
         }
         String layer = "model.layers." + m.group(1) + ".";
-        boolean gemma = Architecture.of(architecture).map(Architecture::gemma).orElse(false);
-        boolean phi3 = architecture.equals("phi3");
+        Optional<Architecture> arch = Architecture.of(architecture);
+        boolean gemma = arch.map(Architecture::gemma).orElse(false);
+        boolean fused = arch.map(Architecture::fusedProjections).orElse(false);
         String hf = switch (m.group(2)) {
-            case "attn_qkv.weight" -> phi3 ? FusedProjections.QKV : null;
+            case "attn_qkv.weight" -> fused ? FusedProjections.QKV : null;
             case "ffn_norm.weight" -> gemma ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight";
             case "post_attention_norm.weight" -> gemma ? "post_attention_layernorm.weight" : null;
             case "post_ffw_norm.weight" -> gemma ? "post_feedforward_layernorm.weight" : null;
-            case "attn_q.bias" -> gemma || phi3 ? null : "self_attn.q_proj.bias";
-            case "attn_k.bias" -> gemma || phi3 ? null : "self_attn.k_proj.bias";
-            case "attn_v.bias" -> gemma || phi3 ? null : "self_attn.v_proj.bias";
+            case "attn_q.bias" -> gemma || fused ? null : "self_attn.q_proj.bias";
+            case "attn_k.bias" -> gemma || fused ? null : "self_attn.k_proj.bias";
+            case "attn_v.bias" -> gemma || fused ? null : "self_attn.v_proj.bias";
             case "attn_norm.weight" -> "input_layernorm.weight";
             case "attn_q.weight" -> "self_attn.q_proj.weight";
             case "attn_k.weight" -> "self_attn.k_proj.weight";
             case "attn_v.weight" -> "self_attn.v_proj.weight";
             case "attn_output.weight" -> "self_attn.o_proj.weight";
-            case "attn_q_norm.weight" -> phi3 ? null : "self_attn.q_norm.weight";
-            case "attn_k_norm.weight" -> phi3 ? null : "self_attn.k_norm.weight";
-            case "ffn_gate.weight" -> phi3 ? null : "mlp.gate_proj.weight";
-            case "ffn_up.weight" -> phi3 ? FusedProjections.GATE_UP : "mlp.up_proj.weight";
+            case "attn_q_norm.weight" -> fused ? null : "self_attn.q_norm.weight";
+            case "attn_k_norm.weight" -> fused ? null : "self_attn.k_norm.weight";
+            case "ffn_gate.weight" -> fused ? null : "mlp.gate_proj.weight";
+            case "ffn_up.weight" -> fused ? FusedProjections.GATE_UP : "mlp.up_proj.weight";
             case "ffn_down.weight" -> "mlp.down_proj.weight";
             case "ffn_gate_inp.weight" -> "mlp.gate.weight";
             case "ffn_gate_exps.weight" -> FusedProjections.EXPERTS_GATE;

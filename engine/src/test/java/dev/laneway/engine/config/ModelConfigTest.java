@@ -278,6 +278,55 @@ class ModelConfigTest {
         assertTrue(e.getMessage().contains("config.json field text_config"), e.getMessage());
     }
 
+    /**
+     * The two families of mixtures size their experts with fields of their own, which the table names: each reads
+     * and writes back its own, and what neither implements (dense layers between sparse ones) is refused for both.
+     */
+    @Test
+    void readsAndWritesEachMixturesOwnFields() throws IOException {
+        String common = "\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                + "\"vocab_size\": 512, \"max_position_embeddings\": 512, \"rms_norm_eps\": 1e-6, "
+                + "\"num_experts_per_tok\": 2, ";
+        ModelConfig qwen = parse("{\"model_type\": \"qwen3_moe\", " + common + "\"intermediate_size\": 160, "
+                + "\"num_experts\": 8, \"moe_intermediate_size\": 32, \"norm_topk_prob\": true}");
+        assertEquals(new Experts(8, 2, 32, true), qwen.experts());
+        ModelConfig mixtral = parse("{\"model_type\": \"mixtral\", " + common + "\"intermediate_size\": 48, "
+                + "\"num_local_experts\": 4}");
+        assertEquals(new Experts(4, 2, 48, true), mixtral.experts(), "Mixtral always renormalises");
+        for (ModelConfig c : List.of(qwen, mixtral)) {
+            assertEquals(c, parse(ConfigJson.toJson(c)));
+        }
+        assertFalse(ConfigJson.toJson(mixtral).contains("norm_topk_prob"), ConfigJson.toJson(mixtral));
+        FormatException e = assertThrows(FormatException.class, () -> parse("{\"model_type\": \"mixtral\", "
+                + common + "\"intermediate_size\": 48, \"num_local_experts\": 4, \"decoder_sparse_step\": 2}"));
+        assertTrue(e.getMessage().contains("config.json field decoder_sparse_step"), e.getMessage());
+        e = assertThrows(FormatException.class, () -> parse("{\"model_type\": \"qwen3_moe\", " + common
+                + "\"intermediate_size\": 160, \"moe_intermediate_size\": 32}"));
+        assertTrue(e.getMessage().contains("num_experts"), e.getMessage());
+    }
+
+    /** A GGUF file's experts are read by its architecture's keys, and refused by name where it has none. */
+    @Test
+    void readsGgufExpertsByTheArchitecturesKeys() throws IOException {
+        Path moe = qwen(new GgufBuilder(3).string("general.architecture", "qwen3moe"), "qwen3moe")
+                .u32("qwen3moe.expert_count", 8).u32("qwen3moe.expert_used_count", 2)
+                .u32("qwen3moe.expert_feed_forward_length", 96).write(dir.resolve("moe.gguf"));
+        ModelConfig c = GgufConfig.from(GgufFile.open(moe));
+        assertEquals("qwen3_moe", c.modelType());
+        assertEquals(new Experts(8, 2, 96, true), c.experts());
+
+        Path dense = qwen(new GgufBuilder(3).string("general.architecture", "qwen3moe"), "qwen3moe")
+                .write(dir.resolve("dense.gguf"));
+        FormatException e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(dense)));
+        assertTrue(e.getMessage().contains("missing GGUF metadata key qwen3moe.expert_count"), e.getMessage());
+
+        Path qwen3 = qwen(new GgufBuilder(3).string("general.architecture", "qwen3"), "qwen3")
+                .u32("qwen3.expert_count", 8).write(dir.resolve("q.gguf"));
+        e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(qwen3)));
+        assertTrue(e.getMessage().contains("qwen3.expert_count 8: experts of a qwen3 model are not supported "
+                + "(supported for qwen3moe and llama)"), e.getMessage());
+    }
+
     private ModelConfig parse(String json) throws FormatException {
         return ConfigJson.parse(Path.of("cfg.json"), json.getBytes(StandardCharsets.UTF_8));
     }
