@@ -4,7 +4,8 @@
 For each model file, Laneway serves the container packed at equal bits per weight (Q8_0 -> q8, Q4_0 and Q4_1 ->
 q4_1, F32 -> f32), and the two engines run alternately, ROUNDS times each. Each round is a median of REPS
 repetitions inside the engine (llama-bench -r, laneway bench -r). The table gives the median over rounds, the
-ratio Laneway / llama.cpp, and each engine's peak RSS.
+ratio of those medians, the median of the rounds' own ratios (each round pairs runs made minutes apart, which a
+machine whose memory bandwidth drifts between runs compares more fairly), and each engine's peak RSS.
 
   pp: prompt processing of P tokens (llama-bench -p P -n 0; laneway bench -p P).
   tg: generation of N tokens after a P-token prompt (llama-bench -p 0 -n N -d P; laneway bench -p P -n N).
@@ -12,7 +13,7 @@ ratio Laneway / llama.cpp, and each engine's peak RSS.
 usage: bench/compare.py [--rounds 3] [--reps 5] [-p 128] [-n 64] [--threads 2] [--laneway-opt K=V]... MODEL.gguf...
 The llama.cpp binaries come from $LLAMA_CPP_BIN, else from the peer build script beside the checkout.
 Output format (stable, one row per model and test):
-  | model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |
+  | model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | paired ratio | laneway RSS MiB | llama.cpp RSS MiB |
 
 With --routes, Laneway's own routes are compared instead, on the same weights: the private dx route (--opt dx=on),
 the fast lane (the container packed with --lane) and the model-generic route (--opt dx=off), opened side by side in
@@ -104,8 +105,9 @@ def main():
         return
     binary = llama_bin()
     os.makedirs(args.cache, exist_ok=True)
-    print("| model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | laneway RSS MiB | llama.cpp RSS MiB |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | paired ratio | laneway RSS MiB"
+          " | llama.cpp RSS MiB |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for gguf in args.models:
         ftype = file_type(gguf)
         quant = QUANT_OF_FILE_TYPE.get(ftype, "q8")
@@ -119,8 +121,9 @@ def main():
         for i, test in enumerate(["pp%d" % args.p, "tg%d@d%d" % (args.n, args.p)]):
             ours = statistics.median(r[i] for r in lw)
             theirs = statistics.median(r[i] for r in lc)
-            print("| %s | %s->%s | %s | %.2f | %.2f | %.3f | %.0f | %.0f |" % (
-                name, source, quant, test, ours, theirs, ours / theirs,
+            paired = statistics.median(a[i] / b[i] for a, b in zip(lw, lc))
+            print("| %s | %s->%s | %s | %.2f | %.2f | %.3f | %.3f | %.0f | %.0f |" % (
+                name, source, quant, test, ours, theirs, ours / theirs, paired,
                 max(r[2] for r in lw), max(r[2] for r in lc)))
         sys.stdout.flush()
 
