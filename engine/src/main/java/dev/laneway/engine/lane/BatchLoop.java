@@ -7,6 +7,7 @@ import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -231,7 +232,22 @@ final class BatchLoop implements AutoCloseable {
 
     @Override
     public void close() {
+        stop(LanePool.CLOSE_WAIT);
+    }
+
+    /**
+     * Stops the loop: no step starts after the one in flight, whose sequences fail as the rest do, and the loop's
+     * thread is waited for up to {@code limit}. Returns whether it has ended, after which nothing it ran reads the
+     * model's memory.
+     */
+    boolean stop(Duration limit) {
         closed = true;
         thread.interrupt();
+        try {
+            thread.join(Math.max(1, limit.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
     }
 }

@@ -40,6 +40,10 @@ public final class LanePool implements AutoCloseable {
     private final Device device;
     private final Duration waitForStream;
     private Watchdog watchdog;
+    private volatile boolean stopping;
+
+    /** How long closing waits for what runs on the model before its memory is freed. */
+    public static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
     private LanePool(Lane lane, int streams, FaultLog faults, Device device, Duration waitForStream) {
         this.lane = lane;
@@ -90,7 +94,14 @@ public final class LanePool implements AutoCloseable {
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
         if (loop == null) {
-            return alone(() -> lane.generate(request, sink, slots.of(0)));
+            // on its caller's thread: it ends at its next token once the streams are stopped
+            TokenSink stoppable = token -> {
+                if (stopping) {
+                    throw new IllegalStateException("the model is closed");
+                }
+                return sink.accept(token);
+            };
+            return alone(() -> lane.generate(request, stoppable, slots.of(0)));
         }
         return batched(request.prompt(), slot -> generating(request, sink, slot)).result();
     }
@@ -251,12 +262,28 @@ public final class LanePool implements AutoCloseable {
 
     @Override
     public void close() {
-        if (watchdog != null) {
-            watchdog.close();
+        stop(CLOSE_WAIT);
+    }
+
+    /**
+     * Stops the streams: the engine loop fails its sequences after the step in flight and ends, and a generation
+     * running on its caller's thread (one stream) is waited for, all within {@code limit}; no stream is given out
+     * after. Returns whether nothing runs on the model any more, so that its memory may be freed.
+     */
+    public boolean stop(Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        stopping = true;
+        boolean stopped = loop == null || loop.stop(limit);
+        try {
+            stopped &= admission.tryAcquire(streams, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stopped = false;
         }
-        if (loop != null) {
-            loop.close();
+        if (stopped && watchdog != null) {
+            watchdog.close();  // kept until then: it is what ends a run that hangs
         }
+        return stopped;
     }
 
     public FaultLog faults() {

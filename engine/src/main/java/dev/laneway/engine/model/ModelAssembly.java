@@ -227,7 +227,13 @@ public final class ModelAssembly {
                     device.name(), metadata(container, kernels, engine, forwardName));
             return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes,
                     timeout -> !(kernels instanceof NativeKernels n) || n.awaitCopies(timeout), () -> {
-                lanes.close();
+                if (!lanes.stop(LanePool.CLOSE_WAIT)) {
+                    // freeing the kernels' memory under a step still running would crash the process
+                    System.getLogger(ModelAssembly.class.getName()).log(System.Logger.Level.WARNING, "model " + id
+                            + ": a generation still runs " + LanePool.CLOSE_WAIT.toSeconds() + " s after closing;"
+                            + " its memory is left to the process");
+                    return;
+                }
                 if (owner) {
                     close();
                 }

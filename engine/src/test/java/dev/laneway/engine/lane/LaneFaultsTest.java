@@ -29,6 +29,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -310,6 +311,39 @@ class LaneFaultsTest {
         }
         assertEquals(0, device.liveContexts());
         assertEquals(expected, generate(pool));
+    }
+
+    /**
+     * Closing a model frees its memory, so stopping its streams must wait for what runs on them: the engine loop ends
+     * its step and its thread; a generation on its caller's thread (one stream) ends at its next token, and until then
+     * the streams do not report stopped. Either way the generation fails as closed and no context is left open.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2})
+    void stoppingTheStreamsWaitsForWhatRunsOnThem(int streams) throws Exception {
+        ChaosDevice device = chaos(ChaosConfig.none().withHangAt(6, 2));
+        LanePool pool = pool(Execution.PER_OP, device, streams);
+        Watchdog watchdog = pool.watch(Duration.ofSeconds(30), clock, false);
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<List<Integer>> running = thread.submit(() -> generate(pool));
+            while (device.hanging() == 0) {
+                Thread.onSpinWait();
+            }
+            if (streams == 1) {
+                assertFalse(pool.stop(Duration.ofMillis(200)), "a step of the generation is in flight");
+                clock.advance(Duration.ofSeconds(31));
+                assertEquals(1, watchdog.check());  // the hung run is aborted; its step runs again, then it stops
+            }
+            assertTrue(pool.stop(Duration.ofSeconds(10)));
+            assertEquals(0, device.hanging());
+            assertEquals(0, device.liveContexts());
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> running.get(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("the model is closed"), e.getCause().toString());
+        } finally {
+            thread.shutdownNow();
+        }
     }
 
     /** A device that allows one context at a time is shared by lanes, and by processes through a lock file. */
