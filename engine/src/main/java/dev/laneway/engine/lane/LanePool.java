@@ -40,7 +40,10 @@ public final class LanePool implements AutoCloseable {
     private final Device device;
     private final Duration waitForStream;
     private Watchdog watchdog;
+    /** Set once stopping begins: nothing new starts. */
     private volatile boolean stopping;
+    /** Set once stopping has taken every stream: nothing runs on the model. */
+    private boolean stopped;
 
     /** How long closing waits for what runs on the model before its memory is freed. */
     public static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
@@ -240,6 +243,9 @@ public final class LanePool implements AutoCloseable {
 
     /** Waits, bounded, for a free stream. */
     private void admit() {
+        if (stopping) {
+            throw new IllegalStateException("the model is closed");
+        }
         try {
             if (!admission.tryAcquire(waitForStream.toNanos(), TimeUnit.NANOSECONDS)) {
                 throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "no stream became free within "
@@ -270,15 +276,18 @@ public final class LanePool implements AutoCloseable {
      * running on its caller's thread (one stream) is waited for, all within {@code limit}; no stream is given out
      * after. Returns whether nothing runs on the model any more, so that its memory may be freed.
      */
-    public boolean stop(Duration limit) {
+    public synchronized boolean stop(Duration limit) {
+        if (stopped) {
+            return true;
+        }
         long deadline = System.nanoTime() + limit.toNanos();
         stopping = true;
-        boolean stopped = loop == null || loop.stop(limit);
+        boolean ended = loop == null || loop.stop(limit);
         try {
-            stopped &= admission.tryAcquire(streams, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            stopped = ended
+                    && admission.tryAcquire(streams, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            stopped = false;
         }
         if (stopped && watchdog != null) {
             watchdog.close();  // kept until then: it is what ends a run that hangs

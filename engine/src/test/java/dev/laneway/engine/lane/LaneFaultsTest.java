@@ -341,6 +341,9 @@ class LaneFaultsTest {
             java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
                     () -> running.get(10, java.util.concurrent.TimeUnit.SECONDS));
             assertTrue(e.getCause().getMessage().contains("the model is closed"), e.getCause().toString());
+            IllegalStateException after = assertThrows(IllegalStateException.class, () -> generate(pool));
+            assertTrue(after.getMessage().contains("the model is closed"), after.getMessage());
+            assertTrue(pool.stop(Duration.ofMillis(1)), "stopped once, stopped for good");
         } finally {
             thread.shutdownNow();
         }
