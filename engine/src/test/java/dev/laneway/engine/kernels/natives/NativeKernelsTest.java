@@ -361,6 +361,9 @@ class NativeKernelsTest {
             kernels.geluMul(geluActual, up, n);
             // the same table, built with C's tanh and Java's: at most a half-precision ulp apart, rarely
             assertClose(geluExpected, geluActual, 0x1p-10, 1e-30, "geluMul n " + n);
+            float[] portable = gelu.clone();
+            KERNELS.get(Isa.SCALAR).geluMul(portable, up, n);
+            assertArrayEquals(portable, geluActual, "geluMul n " + n + ": the same table lookups as the portable path");
 
             float[] sumExpected = gate.clone();
             float[] sumActual = gate.clone();
