@@ -39,6 +39,7 @@ public final class LanewayModel implements ServedModel {
     private final LanePool lanes;
     private final Predicate<Duration> backgroundWork;
     private final AutoCloseable resources;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * @param backgroundWork waits at most the given time for the kernels' work after loading; whether it is done
@@ -155,7 +156,7 @@ public final class LanewayModel implements ServedModel {
 
     @Override
     public void close() {
-        if (resources != null) {
+        if (resources != null && closed.compareAndSet(false, true)) {  // once: the resources may be shared
             try {
                 resources.close();
             } catch (Exception e) {

@@ -119,7 +119,7 @@ public final class ModelAssembly {
             throws IOException {
         Compiled compiled = Compiled.of(dir, options, route, compiler, submission);
         try {
-            return compiled.on(DeviceRegistry.discover().open(options.device()), context, true);
+            return compiled.on(DeviceRegistry.discover().open(options.device()), context);
         } catch (RuntimeException e) {
             compiled.close();
             throw e;
@@ -159,7 +159,7 @@ public final class ModelAssembly {
             Map<String, Device> devices = CandidateDevices.open(CandidateDevices.wanted(options.device(),
                     checkpoint.policy()), DeviceRegistry.discover(), LaneTimeouts.DEFAULT.open(), log);
             for (Map.Entry<String, Device> d : devices.entrySet()) {
-                byDevice.put(d.getKey(), compiled.on(d.getValue(), context, byDevice.isEmpty()));
+                byDevice.put(d.getKey(), compiled.on(d.getValue(), context));
             }
             LayaRouter router = new LayaRouter(checkpoint.dir(), checkpoint.policy(), classifier, compiled.id(),
                     List.copyOf(devices.keySet()), log);
@@ -181,7 +181,26 @@ public final class ModelAssembly {
     /** A container compiled for serving: everything but the lanes, which are per device. */
     private record Compiled(String id, String route, Container container, EngineOptions engine, Dims dims,
                             Kernels kernels, String forwardName, LaneForward forward, TextTokenizer tokenizer,
-                            RouteOptions options) {
+                            RouteOptions options, Users users) {
+        /**
+         * The devices' models over this compilation: the last to close releases the tokenizer and the kernels, unless
+         * one of them could not stop its lanes, whose steps may still read the kernels' memory.
+         */
+        private static final class Users {
+            private int open;
+            private boolean stuck;
+
+            synchronized void opened() {
+                open++;
+            }
+
+            /** Whether the shared parts are now to be released. */
+            synchronized boolean closed(boolean stopped) {
+                stuck |= !stopped;
+                return --open == 0 && !stuck;
+            }
+        }
+
 
         static Compiled of(Path dir, RouteOptions options, String route, ForwardCompiler compiler,
                            UnaryOperator<LaneForward> submission) throws IOException {
@@ -198,7 +217,7 @@ public final class ModelAssembly {
                 LaneForward forward = compiler.compile(container, dims, kernels);
                 String id = options.alias().orElse(dir.getFileName().toString());
                 return new Compiled(id, route, container, engine, dims, kernels, ForwardCompiler.nameOf(forward),
-                        submission.apply(forward), tokenizer.get(), options);
+                        submission.apply(forward), tokenizer.get(), options, new Users());
             } catch (IOException | RuntimeException e) {
                 tokenizer.discard(TextTokenizer::close);
                 if (kernels != null) {
@@ -209,11 +228,10 @@ public final class ModelAssembly {
         }
 
         /**
-         * The model with {@code --streams} lanes on a device, watched and gated as the context says.
-         *
-         * @param owner whether this model releases the shared tokenizer and kernels when closed (exactly one does)
+         * The model with {@code --streams} lanes on a device, watched and gated as the context says; the last of a
+         * compilation's models to close releases what they share.
          */
-        LanewayModel on(Device device, RouteContext context, boolean owner) {
+        LanewayModel on(Device device, RouteContext context) {
             ModelConfig config = container.config();
             int[] endOfText = endOfText(tokenizer, config);
             LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
@@ -225,19 +243,21 @@ public final class ModelAssembly {
             }
             ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route,
                     device.name(), metadata(container, kernels, engine, forwardName));
-            return new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes,
+            LanewayModel model = new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes,
                     timeout -> !(kernels instanceof NativeKernels n) || n.awaitCopies(timeout), () -> {
-                if (!lanes.stop(LanePool.CLOSE_WAIT)) {
+                boolean stopped = lanes.stop(LanePool.CLOSE_WAIT);
+                if (!stopped) {
                     // freeing the kernels' memory under a step still running would crash the process
                     System.getLogger(ModelAssembly.class.getName()).log(System.Logger.Level.WARNING, "model " + id
-                            + ": a generation still runs " + LanePool.CLOSE_WAIT.toSeconds() + " s after closing;"
-                            + " its memory is left to the process");
-                    return;
+                            + " on " + device.name() + ": a generation still runs " + LanePool.CLOSE_WAIT.toSeconds()
+                            + " s after closing; its memory is left to the process");
                 }
-                if (owner) {
+                if (users.closed(stopped)) {
                     close();
                 }
             });
+            users.opened();
+            return model;
         }
 
         /** Releases what the devices' models share: the tokenizer and the kernels. */

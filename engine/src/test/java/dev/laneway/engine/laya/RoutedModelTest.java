@@ -161,6 +161,24 @@ class RoutedModelTest {
         assertTrue(e.getMessage().contains("does not route requests"), e.getMessage());
     }
 
+    /**
+     * The devices' models share one compilation's kernels: closing one (the first opened, too) leaves them to the
+     * others, and the last to close releases them.
+     */
+    @Test
+    void closingOneDevicesModelLeavesTheSharedKernelsToTheOthers() throws IOException {
+        Path checkpoint = Checkpoints.heuristic(dir.resolve("laya"),
+                Checkpoints.policy(0.16, "cpu", CHAOS, "cpu", "cpu", "cpu"));
+        RouteOptions options = RouteOptions.defaults().withOpt("kernels", "native").withAlias("stories")
+                .withLaya(checkpoint);
+        try (RoutedModel model = ModelAssembly.routed(Packed.stories260k("f32"), options, "generic", log::add)) {
+            RouteDecision onChaos = new RouteDecision("code", 1, CHAOS);
+            String before = generate(model, CODE, onChaos);
+            model.on("cpu").orElseThrow().close();
+            assertEquals(before, generate(model, CODE, onChaos), "the other device still serves, on the same kernels");
+        }
+    }
+
     @Test
     void serveHonoursLaya() throws IOException {
         Path checkpoint = Checkpoints.heuristic(dir.resolve("laya"),
