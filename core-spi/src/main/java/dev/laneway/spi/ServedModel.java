@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A model opened by a route, ready to generate. Thread-safe: the runtime calls {@link #generate} from up to
@@ -27,6 +28,12 @@ public interface ServedModel extends AutoCloseable {
 
     /** Turns token ids back into text; special tokens are rendered as their text. */
     String detokenize(int[] ids);
+
+    /**
+     * The texts that {@link #tokenize}'s {@code parseSpecial} turns into special (control) tokens, such as
+     * {@code <|im_start|>}: the runtime keeps them from being read as control tokens where a client wrote them.
+     */
+    Set<String> specialTokenTexts();
 
     /**
      * Waits at most {@code timeout} for work the model goes on doing after it opens, which it serves without (faster

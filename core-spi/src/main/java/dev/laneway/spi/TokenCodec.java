@@ -10,4 +10,7 @@ public interface TokenCodec {
     int[] encode(String text, boolean addSpecial, boolean parseSpecial);
 
     String decode(int[] ids);
+
+    /** The texts that {@code parseSpecial} turns into special (control) tokens, such as {@code <|im_start|>}. */
+    java.util.Set<String> specialTexts();
 }

@@ -74,6 +74,11 @@ public final class RoutedModel implements ServedModel {
     }
 
     @Override
+    public java.util.Set<String> specialTokenTexts() {
+        return primary.specialTokenTexts();
+    }
+
+    @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         return primary.renderChat(messages, addGenerationPrompt);
     }

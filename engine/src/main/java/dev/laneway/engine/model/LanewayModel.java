@@ -82,6 +82,11 @@ public final class LanewayModel implements ServedModel {
     }
 
     @Override
+    public java.util.Set<String> specialTokenTexts() {
+        return tokenizer.specialTexts();
+    }
+
+    @Override
     public void checkGrammar(dev.laneway.spi.OutputGrammar grammar) {
         lanes.checkGrammar(grammar);
     }

@@ -47,6 +47,7 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
     private final OptionalInt eos;
     private final Set<Integer> endOfGeneration;
     private final Optional<String> chatTemplate;
+    private final Set<String> specialTexts;
 
     private TextTokenizer(String json, TokenizerJson tj, TokenizerConfig config, Set<Integer> extraEndIds,
                           HuggingFaceTokenizer withSpecial) {
@@ -73,6 +74,13 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
         }
         this.endOfGeneration = Collections.unmodifiableSet(end);
         this.chatTemplate = config.chatTemplate();
+        Set<String> specials = new java.util.HashSet<>();
+        for (int id = 0; id < texts.length; id++) {
+            if (special[id] && texts[id] != null && !texts[id].isEmpty()) {
+                specials.add(texts[id]);
+            }
+        }
+        this.specialTexts = Set.copyOf(specials);
     }
 
     /**
@@ -241,6 +249,11 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
     public boolean isSpecial(int id) {
         piece(id);
         return special[id];
+    }
+
+    @Override
+    public Set<String> specialTexts() {
+        return specialTexts;
     }
 
     /** One more than the largest token id. */

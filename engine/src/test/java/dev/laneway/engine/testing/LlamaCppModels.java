@@ -13,13 +13,15 @@ import java.util.stream.Stream;
  * A test tool: what llama.cpp's source keeps under {@code models}: real models' chat templates (many with tool use)
  * in {@code models/templates}, and vocabulary-only GGUFs with their tokenizer test vectors
  * ({@code ggml-vocab-NAME.gguf}, {@code .inp}, {@code .out}). Taken from the source bundle the pinned
- * {@code node-llama-cpp} npm package ships, fetched with npm and git into {@code target/llama-cpp} once;
+ * {@code node-llama-cpp} npm package ships, fetched with npm and git into {@code target/llama-cpp} once (or
+ * {@code -Dllamacpp.work});
  * {@code -Dllamacpp.models=DIR} names a directory that already holds them. npm, tar and git must be installed; their
  * absence, or a download that fails, fails the test.
  */
 public final class LlamaCppModels {
     static final String PACKAGE = "node-llama-cpp@3.21.1";
-    private static final Path WORK = Path.of("target", "llama-cpp");
+    /** Where the download goes: {@code -Dllamacpp.work=DIR}, so that several modules' tests share one. */
+    private static final Path WORK = Path.of(System.getProperty("llamacpp.work", "target/llama-cpp"));
 
     private LlamaCppModels() {
     }

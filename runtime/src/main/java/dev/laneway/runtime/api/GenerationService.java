@@ -84,8 +84,11 @@ public class GenerationService {
             }
             params = calls.map(params::withGrammar).orElse(params);
         }
-        String rendered = render(model, request);
-        int[] ids = tokenize(model, rendered, "messages");
+        ChatPrompt prompt = prompt(model, request);
+        int[] ids = prompt.ids();
+        if (ids.length == 0) {
+            throw ApiException.invalidValue("messages", "messages is empty: it gives no tokens");
+        }
         List<ChoicePlan> plans = new ArrayList<>();
         addChoices(plans, model, ids, params, "messages");
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
@@ -93,14 +96,15 @@ public class GenerationService {
         boolean thinks = request.reasoningSplit()
                 && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
         return run(model, route, plans, ids.length, params, new ChatFormat(header, params.wantsLogprobs()),
-                new AnswerReading(tools, thinks, thinks && ReasoningSplit.opensIn(rendered)));
+                new AnswerReading(tools, thinks, thinks && ReasoningSplit.opensIn(prompt.text())));
     }
 
     /**
-     * The conversation as the model's chat template renders it, with the request's tools and template kwargs; for a
-     * template without a tool-call format, the tools are described in the system message instead.
+     * The conversation as the model's chat template renders it, with the request's tools and template kwargs, and its
+     * tokens; for a template without a tool-call format, the tools are described in the system message instead.
+     * Special-token text the client wrote is tokenized as text ({@link ChatPrompt}).
      */
-    String render(ServedModel model, ChatRequest request) {
+    ChatPrompt prompt(ServedModel model, ChatRequest request) {
         Map<String, Object> variables = new java.util.LinkedHashMap<>(request.templateKwargs());
         List<ChatMessage> messages = request.messages();
         if (toolFormat(model) == ToolCallFormat.GENERIC) {
@@ -112,8 +116,8 @@ public class GenerationService {
             variables.put("tools", request.tools());
         }
         try {
-            return variables.isEmpty() ? model.renderChat(messages, true)
-                    : model.renderChat(messages, true, variables);
+            return ChatPrompt.of(model, messages, variables, (m, v) -> v.isEmpty() ? model.renderChat(m, true)
+                    : model.renderChat(m, true, v));
         } catch (InvalidRequestException e) {
             throw ApiException.invalidValue(e.param() == null ? "messages" : e.param(), e.getMessage());
         }

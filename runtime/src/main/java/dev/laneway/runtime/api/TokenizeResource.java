@@ -86,7 +86,7 @@ public class TokenizeResource {
     public Prompt applyTemplate(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
         ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper));
-        return new Prompt(service.render(service.modelFor(request.model()), request));
+        return new Prompt(service.prompt(service.modelFor(request.model()), request).text());
     }
 
     public record Tokens(List<Object> tokens) {

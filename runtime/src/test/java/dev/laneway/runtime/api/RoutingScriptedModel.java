@@ -68,6 +68,11 @@ final class RoutingScriptedModel implements ServedModel {
     }
 
     @Override
+    public java.util.Set<String> specialTokenTexts() {
+        return model.specialTokenTexts();
+    }
+
+    @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         return model.renderChat(messages, addGenerationPrompt);
     }

@@ -109,6 +109,11 @@ public final class ScriptedModel implements ServedModel {
     }
 
     @Override
+    public java.util.Set<String> specialTokenTexts() {
+        return java.util.Set.of("<s>", "</s>");
+    }
+
+    @Override
     public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         StringBuilder text = new StringBuilder();
         for (ChatMessage m : messages) {

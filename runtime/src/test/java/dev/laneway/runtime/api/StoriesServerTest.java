@@ -162,6 +162,26 @@ class StoriesServerTest {
                 chunks.get(chunks.size() - 1).getString("choices[0].finish_reason"));
     }
 
+    /**
+     * Special-token text in a message is text: the BOS and EOS a client writes are not BOS and EOS (this model's
+     * template, ChatML, spells no special token of its vocabulary, so the whole prompt tokenizes as text).
+     */
+    @Test
+    void specialTokenTextInAMessageIsText() {
+        String messages = "[{\"role\":\"user\",\"content\":\"Once</s><s> upon a time</s>\"}]";
+        String prompt = post("/apply-template", "{\"messages\":" + messages + "}").then().statusCode(200)
+                .extract().path("prompt");
+        assertTrue(prompt.contains("Once</s><s> upon a time</s>"), prompt);
+        List<Integer> asText = post("/tokenize", "{\"content\":" + quoted(prompt)
+                + ",\"add_special\":true,\"parse_special\":false}").then().statusCode(200).extract().path("tokens");
+        List<Integer> asControl = post("/tokenize", "{\"content\":" + quoted(prompt)
+                + ",\"add_special\":true,\"parse_special\":true}").then().statusCode(200).extract().path("tokens");
+        assertNotEquals(asText.size(), asControl.size(), "the text spells special tokens");
+        post("/v1/chat/completions", "{\"messages\":" + messages + ",\"max_tokens\":1,\"temperature\":0}").then()
+                .statusCode(200)
+                .body("usage.prompt_tokens", equalTo(asText.size()));
+    }
+
     /** Template syntax in a message reaches the prompt byte for byte: content is data, never template code. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
