@@ -31,7 +31,7 @@ public class ApiKeyFilter {
     void install(@Observes Router router) {
         config.apiKey().filter(key -> !key.isBlank()).ifPresent(key -> {
             byte[] expected = sha256(key);
-            router.route().order(Integer.MIN_VALUE).handler(ctx -> check(ctx, expected));
+            router.route().order(Integer.MIN_VALUE + 1).handler(ctx -> check(ctx, expected));
         });
     }
 

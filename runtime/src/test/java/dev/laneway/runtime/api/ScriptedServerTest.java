@@ -53,6 +53,37 @@ class ScriptedServerTest {
         return given().contentType("application/json").body(json).post(path);
     }
 
+    /**
+     * Bound to loopback, the server answers requests to loopback names only: a page that rebinds a name of its own to
+     * 127.0.0.1 gets a 403 naming its Host, on any path, before the handlers (or the model) see it.
+     */
+    @Test
+    void onALoopbackBindRequestsToOtherHostsAreRefused() throws Exception {
+        for (String host : List.of("evil.example", "evil.example:" + server.getPort(), "10.1.2.3",
+                "localhost.evil.example", "127.0.0.1.nip.io")) {
+            String answer = raw("POST /v1/completions", host, "{\"prompt\":\"say:Hello\"}");
+            assertTrue(answer.startsWith("HTTP/1.1 403"), host + ": " + answer);
+            assertTrue(answer.contains("\"code\":\"host_not_allowed\"") && answer.contains("'" + host + "'"), answer);
+            assertTrue(raw("GET /v1/models", host, null).startsWith("HTTP/1.1 403"), host);
+        }
+        for (String host : List.of("localhost", "localhost:" + server.getPort(), "127.0.0.1:" + server.getPort(),
+                "127.1.2.3", "[::1]:" + server.getPort(), "LOCALHOST")) {
+            assertTrue(raw("GET /v1/models", host, null).startsWith("HTTP/1.1 200"), host);
+        }
+    }
+
+    /** One request over a fresh connection, with the given Host header; the whole answer. */
+    private String raw(String requestLine, String host, String body) throws Exception {
+        try (Socket socket = new Socket(server.getHost(), server.getPort())) {
+            socket.setSoTimeout(10_000);
+            String head = requestLine + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n"
+                    + (body == null ? "" : "Content-Type: application/json\r\nContent-Length: " + body.length()
+                    + "\r\n") + "\r\n" + (body == null ? "" : body);
+            socket.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
     @Test
     void completesWithTheScriptedTextUsageAndTimings() {
         post("/v1/completions", "{\"prompt\":\"say:Hello\",\"temperature\":0}").then()
