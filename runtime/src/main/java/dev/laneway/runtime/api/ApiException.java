@@ -14,7 +14,7 @@ public final class ApiException extends RuntimeException {
     private final OptionalInt retryAfterSeconds;
 
     private ApiException(int status, String type, String code, String param, String message, OptionalInt retryAfter) {
-        super(message, null, false, false);
+        super(PublicText.of(message), null, false, false);
         this.status = status;
         this.type = type;
         this.code = code;

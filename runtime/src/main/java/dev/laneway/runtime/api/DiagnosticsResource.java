@@ -27,8 +27,15 @@ public class DiagnosticsResource {
     public Diagnostics get() {
         ServedModel model = service.readyModel();
         ModelHealth health = model.health();
-        return new Diagnostics(model.id(), model.info().route(), model.info().device(), health.up(), health.reason(),
-                health.data(), model.faults());
+        Map<String, String> data = new java.util.LinkedHashMap<>();
+        health.data().forEach((k, v) -> data.put(k, PublicText.of(v)));
+        List<Map<String, Object>> faults = model.faults().stream().map(f -> {
+            Map<String, Object> fault = new java.util.LinkedHashMap<>(f);
+            fault.replaceAll((k, v) -> v instanceof String text ? PublicText.of(text) : v);
+            return fault;
+        }).toList();
+        return new Diagnostics(model.id(), model.info().route(), model.info().device(), health.up(),
+                PublicText.of(health.reason()), data, faults);
     }
 
     /** The answer. */

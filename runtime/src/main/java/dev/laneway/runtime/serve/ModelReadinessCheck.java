@@ -1,5 +1,6 @@
 package dev.laneway.runtime.serve;
 
+import dev.laneway.runtime.api.PublicText;
 import dev.laneway.spi.ModelHealth;
 import dev.laneway.spi.ServedModel;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -11,7 +12,10 @@ import org.eclipse.microprofile.health.Readiness;
 
 import java.util.Optional;
 
-/** Ready when the model is loaded and able to serve; the data name the model, its route and device. */
+/**
+ * Ready when the model is loaded and able to serve; the data name the model, its route and device, and no path of the
+ * machine's ({@link PublicText}).
+ */
 @Readiness
 @ApplicationScoped
 public class ModelReadinessCheck implements HealthCheck {
@@ -22,14 +26,14 @@ public class ModelReadinessCheck implements HealthCheck {
     @Override
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder builder = HealthCheckResponse.named("model");
-        models.readinessData().forEach(builder::withData);
+        models.readinessData().forEach((k, v) -> builder.withData(k, PublicText.of(v)));
         Optional<ModelHealth> health = models.model().map(ServedModel::health);
-        health.ifPresent(h -> h.data().forEach(builder::withData));
+        health.ifPresent(h -> h.data().forEach((k, v) -> builder.withData(k, PublicText.of(v))));
         boolean up = models.state() == ModelService.State.READY && health.map(ModelHealth::up).orElse(false);
         if (!up && !models.failure().isEmpty()) {
-            builder.withData("error", models.failure());
+            builder.withData("error", PublicText.of(models.failure()));
         }
-        health.filter(h -> !h.up()).ifPresent(h -> builder.withData("reason", h.reason()));
+        health.filter(h -> !h.up()).ifPresent(h -> builder.withData("reason", PublicText.of(h.reason())));
         return builder.status(up).build();
     }
 }
