@@ -30,8 +30,18 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
     record TokenPrompt(int[] ids) implements Prompt {
     }
 
+    /** The most prompts one request may carry, and the most choices all of them together. */
+    static final int MAX_PROMPTS = 32;
+    static final int MAX_CHOICES = 64;
+
     static CompletionRequest read(JsonRequest r) {
-        return new CompletionRequest(r.string("model"), prompts(r.raw("prompt")), GenerationParams.read(r, false));
+        List<Prompt> prompts = prompts(r.raw("prompt"));
+        GenerationParams params = GenerationParams.read(r, false);
+        if (prompts.size() * params.n() > MAX_CHOICES) {
+            throw ApiException.invalidValue("n", "a request makes at most " + MAX_CHOICES + " choices: its "
+                    + prompts.size() + " prompts with n " + params.n() + " make " + prompts.size() * params.n());
+        }
+        return new CompletionRequest(r.string("model"), prompts, params);
     }
 
     /** {@code "text"}, {@code ["text", ...]}, {@code [1, 2, ...]} or {@code [[1, 2], ...]}. */
@@ -54,6 +64,10 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
         if (node.get(0).isNumber()) {
             prompts.add(new TokenPrompt(tokenIds(node, "prompt", shape)));
             return prompts;
+        }
+        if (node.size() > MAX_PROMPTS) {
+            throw ApiException.invalidValue("prompt", "prompt holds at most " + MAX_PROMPTS + " prompts, was "
+                    + node.size());
         }
         for (JsonNode item : node) {
             if (item.isTextual()) {

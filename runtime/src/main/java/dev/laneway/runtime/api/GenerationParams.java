@@ -204,6 +204,15 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
+        // llama-server's n_predict comes first, and -1 is "as many as the context leaves".
+        OptionalInt predict = r.integer("n_predict");
+        if (predict.isPresent()) {
+            int n = predict.getAsInt();
+            if (n != -1 && n < 1) {
+                throw ApiException.invalidValue("n_predict", "n_predict must be -1 or at least 1, was " + n);
+            }
+            return n == -1 ? OptionalInt.empty() : predict;
+        }
         String field = "max_completion_tokens";
         OptionalInt value = r.integer(field);
         if (value.isEmpty()) {
@@ -308,6 +317,36 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         JsonNode tools = r.raw("tools");
         if (!chat && tools != null && !tools.isEmpty()) {
             throw ApiException.invalidValue("tools", "tools are for /v1/chat/completions");
+        }
+        for (String legacy : List.of("functions", "function_call")) {
+            if (r.raw(legacy) != null) {
+                throw ApiException.invalidValue(legacy, legacy + " is not supported: give tools and tool_choice");
+            }
+        }
+        if (r.raw("samplers") != null) {
+            throw ApiException.invalidValue("samplers", "samplers is not supported: this server samples in its own"
+                    + " order (penalties, top_k, top_p, min_p, temperature)");
+        }
+        if (r.bool("cache_prompt").orElse(true) == Boolean.FALSE) {
+            throw ApiException.invalidValue("cache_prompt", "cache_prompt false is not supported: this server always"
+                    + " reuses what its KV cache holds of a prompt");
+        }
+        refuseUnlessDefault(r, "n_probs", 0, "use logprobs (completions) or top_logprobs (chat)");
+        refuseUnlessDefault(r, "typical_p", 1, "typical sampling is not implemented");
+        refuseUnlessDefault(r, "mirostat", 0, "mirostat sampling is not implemented");
+        OptionalInt bestOf = r.integer("best_of");
+        int n = r.integer("n").orElse(1);
+        if (bestOf.isPresent() && bestOf.getAsInt() != n) {
+            throw ApiException.invalidValue("best_of", "best_of other than n is not supported (best_of "
+                    + bestOf.getAsInt() + ", n " + n + ")");
+        }
+    }
+
+    /** A field this server has no use for but its value that means "off". */
+    private static void refuseUnlessDefault(JsonRequest r, String field, double off, String why) {
+        double value = r.number(field).orElse(off);
+        if (value != off) {
+            throw ApiException.invalidValue(field, field + " " + r.raw(field) + " is not supported: " + why);
         }
     }
 }

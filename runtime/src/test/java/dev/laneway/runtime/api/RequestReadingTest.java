@@ -40,6 +40,18 @@ class RequestReadingTest {
         assertEquals(64, p.sampling(0).repeatWindow());
     }
 
+    /** llama-server's n_predict is the token budget (before max_tokens), -1 none; the fields' "off" values pass. */
+    @Test
+    void nPredictIsTheTokenBudgetAndOffValuesPass() {
+        assertEquals(7, CompletionRequest.read(json("{\"prompt\":\"x\",\"n_predict\":7,\"max_tokens\":9}"))
+                .params().maxTokens().getAsInt());
+        assertTrue(CompletionRequest.read(json("{\"prompt\":\"x\",\"n_predict\":-1,\"max_tokens\":9}"))
+                .params().maxTokens().isEmpty());
+        GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\",\"n\":2,\"best_of\":2,"
+                + "\"cache_prompt\":true,\"n_probs\":0,\"typical_p\":1.0,\"mirostat\":0}")).params();
+        assertEquals(2, p.n());
+    }
+
     @Test
     void eachChoiceDrawsFromItsOwnSeed() {
         GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":7,\"n\":2}")).params();
@@ -96,6 +108,18 @@ class RequestReadingTest {
             "{\"prompt\":[]}                                      | prompt",
             "{\"prompt\":[1,\"a\"]}                               | prompt",
             "{}                                                   | prompt",
+            "{\"prompt\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\",\"m\",\"n\",\"o\",\"p\",\"q\",\"r\",\"s\",\"t\",\"u\",\"v\",\"w\",\"x\",\"y\",\"z\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\"]} | prompt",
+            "{\"prompt\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"n\":13}       | n",
+            "{\"prompt\":\"x\",\"n_predict\":0}                | n_predict",
+            "{\"prompt\":\"x\",\"n_predict\":-2}               | n_predict",
+            "{\"prompt\":\"x\",\"best_of\":3}                  | best_of",
+            "{\"prompt\":\"x\",\"cache_prompt\":false}         | cache_prompt",
+            "{\"prompt\":\"x\",\"n_probs\":5}                  | n_probs",
+            "{\"prompt\":\"x\",\"typical_p\":0.5}              | typical_p",
+            "{\"prompt\":\"x\",\"mirostat\":2}                 | mirostat",
+            "{\"prompt\":\"x\",\"samplers\":[\"top_k\"]}       | samplers",
+            "{\"prompt\":\"x\",\"functions\":[]}               | functions",
+            "{\"prompt\":\"x\",\"function_call\":\"auto\"}     | function_call",
     })
     void refusesBadCompletionFieldsByName(String body, String param) {
         ApiException e = assertThrows(ApiException.class, () -> CompletionRequest.read(json(body)));
