@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The real stories260K server with four streams: the {@code n} choices of a request run together in the engine loop,
- * the prompt computed once and copied to the other choices, and stream interleaved.
+ * the prompt computed once and copied to the other choices, and stream interleaved; requests of several clients,
+ * whatever features they use, answer as they do alone.
  */
 @QuarkusTest
 @TestProfile(StoriesProfile.FourStreams.class)
@@ -45,6 +46,100 @@ class StoriesBatchedServerTest {
         double ran = metric("laneway_engine_steps_total") - steps;
         double together = metric("laneway_engine_step_sequences_total") - sequences;
         assertTrue(together >= 3 * ran, "sequences per step: " + together + " in " + ran + " steps");
+    }
+
+    /**
+     * Every request feature, run in the engine loop beside the others by eight clients at once, gives the answer it
+     * gives alone: stops, penalties, logit_bias, seeded sampling, GBNF, JSON schemas, json_object, a required tool
+     * choice; while a ninth client leaves its stream after the first token, whose slot is free again at the end.
+     */
+    @Test
+    void everyFeatureAnswersTheSameBatchedAsAlone() throws Exception {
+        StoriesProfile.awaitReady();
+        String story = "\"prompt\":" + quoted(GOLDEN.get(0).prompt()) + ",\"max_tokens\":32";
+        String chat = "\"messages\":[{\"role\":\"user\",\"content\":\"Tell me of Lily.\"}],\"max_tokens\":48";
+        List<String[]> requests = List.of(
+                new String[]{"/v1/completions", "{" + story + ",\"temperature\":0,\"stop\":[\"girl\",\"park\"]}"},
+                new String[]{"/v1/completions", "{" + story + ",\"temperature\":0,\"presence_penalty\":1.5,"
+                        + "\"frequency_penalty\":1.0,\"repetition_penalty\":1.3}"},
+                new String[]{"/v1/completions", "{" + story + ",\"temperature\":0,\"logit_bias\":{\""
+                        + GOLDEN.get(0).completionIds()[0] + "\":-100}}"},
+                new String[]{"/v1/completions", "{" + story + ",\"temperature\":0.9,\"seed\":11,\"n\":2}"},
+                new String[]{"/v1/completions", "{" + story + ",\"temperature\":0,"
+                        + "\"grammar\":\"root ::= (\\\"yes\\\" | \\\"no\\\") \\\" \\\" [a-z ]+ \\\".\\\"\"}"},
+                new String[]{"/v1/completions", "{" + story + ",\"temperature\":0,\"json_schema\":{\"type\":\"array\","
+                        + "\"items\":{\"type\":\"boolean\"},\"minItems\":2,\"maxItems\":3}}"},
+                new String[]{"/v1/chat/completions", "{" + chat + ",\"temperature\":0,"
+                        + "\"response_format\":{\"type\":\"json_object\"}}"},
+                new String[]{"/v1/chat/completions", "{" + chat.replace("48", "120") + ",\"temperature\":0,"
+                        + "\"tool_choice\":\"required\",\"parallel_tool_calls\":false,"
+                        + "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"pet\",\"parameters\":"
+                        + "{\"type\":\"object\",\"properties\":{\"kind\":{\"enum\":[\"cat\",\"dog\"]}},"
+                        + "\"required\":[\"kind\"]}}}]}"});
+        List<String> alone = new ArrayList<>();
+        for (String[] r : requests) {
+            alone.add(answer(post(r[0], r[1]).then().statusCode(200).extract().jsonPath()));
+        }
+        double steps = metric("laneway_engine_steps_total");
+        double sequences = metric("laneway_engine_step_sequences_total");
+        java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(9);
+        try {
+            java.util.concurrent.Future<?> leaver = clients.submit(() -> {
+                leaveAfterTheFirstToken("{" + story.replace("32", "400") + ",\"temperature\":0,\"stream\":true}");
+                return null;
+            });
+            List<java.util.concurrent.Future<String>> together = new ArrayList<>();
+            for (String[] r : requests) {
+                together.add(clients.submit(() -> answer(post(r[0], r[1]).then().statusCode(200).extract()
+                        .jsonPath())));
+            }
+            for (int i = 0; i < requests.size(); i++) {
+                assertEquals(alone.get(i), together.get(i).get(120, java.util.concurrent.TimeUnit.SECONDS),
+                        requests.get(i)[1]);
+            }
+            leaver.get(120, java.util.concurrent.TimeUnit.SECONDS);
+        } finally {
+            clients.shutdownNow();
+        }
+        double ran = metric("laneway_engine_steps_total") - steps;
+        double rows = metric("laneway_engine_step_sequences_total") - sequences;
+        assertTrue(rows >= 1.5 * ran, "the requests ran together: " + rows + " sequences in " + ran + " steps");
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (metric("laneway_streams_busy") > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(0.0, metric("laneway_streams_busy"), "every stream is free again, the leaver's too");
+    }
+
+    /** What a client reads of an answer: each choice's text or message, tool calls and finish reason. */
+    private static String answer(JsonPath json) {
+        StringBuilder out = new StringBuilder();
+        for (int j = 0; j < json.getList("choices").size(); j++) {
+            String c = "choices[" + j + "].";
+            out.append(j).append(": ").append(json.getString(c + "text")).append(" | ")
+                    .append(json.getString(c + "message.content")).append(" | ")
+                    .append(json.getString(c + "message.tool_calls.function")).append(" | ")
+                    .append(json.getString(c + "finish_reason")).append('\n');
+        }
+        return out.toString();
+    }
+
+    /** A streamed request whose client closes the connection once the first token has come. */
+    private void leaveAfterTheFirstToken(String body) throws Exception {
+        java.net.URL url = new java.net.URL(io.restassured.RestAssured.baseURI + ":" + io.restassured.RestAssured.port);
+        try (java.net.Socket socket = new java.net.Socket(url.getHost(), url.getPort())) {
+            socket.getOutputStream().write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            java.io.InputStream in = socket.getInputStream();
+            String seen = "";
+            byte[] buffer = new byte[256];
+            while (!seen.contains("\"text\"")) {
+                int n = in.read(buffer);
+                assertTrue(n > 0, "the stream started");
+                seen += new String(buffer, 0, n, java.nio.charset.StandardCharsets.UTF_8);
+            }
+        }
     }
 
     @Test
