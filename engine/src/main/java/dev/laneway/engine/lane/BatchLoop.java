@@ -2,7 +2,6 @@ package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.generate.BatchRunner;
-import dev.laneway.engine.generate.Generator;
 import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
@@ -28,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class BatchLoop implements AutoCloseable {
     private final Lane lane;
-    private final Generator generator;
+    private final int maxBatch;
     private final Slots slots;
     /** Sequences handed in, in groups that join the same step. */
     private final LinkedBlockingQueue<List<Running>> arrivals = new LinkedBlockingQueue<>();
@@ -50,9 +49,10 @@ final class BatchLoop implements AutoCloseable {
     record Running(Sequence sequence, CompletableFuture<Sequence> done) {
     }
 
-    BatchLoop(Lane lane, Slots slots, String name) {
+    /** @param maxBatch the most rows one step takes */
+    BatchLoop(Lane lane, Slots slots, int maxBatch, String name) {
         this.lane = lane;
-        this.generator = lane.generator();
+        this.maxBatch = maxBatch;
         this.slots = slots;
         this.stepRows = new int[lane.state().batch().maxSegments()];
         this.waiting = new boolean[lane.state().cache().slots()];
@@ -146,7 +146,7 @@ final class BatchLoop implements AutoCloseable {
             batch.clear();
             sharePrefixes();
             for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
-                    i -> running.get(i).sequence().promptLeft(), i -> waiting[i], generator.maxBatch(),
+                    i -> running.get(i).sequence().promptLeft(), i -> waiting[i], maxBatch,
                     batch.maxSegments())) {
                 Running r = running.get(e.index());
                 stepRows[step.size()] = r.sequence().feed(batch, e.rows());

@@ -5,13 +5,8 @@ import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.forward.StepInfo;
 import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.generate.BatchRunner;
-import dev.laneway.engine.generate.CachedTokens;
-import dev.laneway.engine.generate.Generator;
 import dev.laneway.spi.DeviceFaultException;
-import dev.laneway.spi.GenerationRequest;
-import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.StepCounts;
-import dev.laneway.spi.TokenSink;
 import dev.laneway.spi.device.Device;
 import dev.laneway.spi.device.DeviceContext;
 import dev.laneway.spi.device.DeviceFault;
@@ -34,8 +29,8 @@ import java.util.function.Function;
  * weights are shared), the cache growing as positions are first reached. Each busy period gets a fresh context:
  * {@code begin} opens and configures it (an init run with its own bound, then the output-head configuration), each
  * step's kernels run on it with deadlines, and {@code end} drops it on every path, exceptions included. A device fault
- * ends the context with a recorded diagnostic; whoever drives the lane decides what fails (a lone generation, or the
- * engine loop's step after its retry). The KV cache outlives the context.
+ * ends the context with a recorded diagnostic; the engine loop that drives the lane runs the step again on a fresh
+ * context, and fails that step's sequences if it faults again. The KV cache outlives the context.
  */
 public final class Lane {
     /** The name of the context's init run. */
@@ -48,7 +43,6 @@ public final class Lane {
     private final ContextGate gate;
     private final LaneForward forward;
     private final ForwardState state;
-    private final Generator generator;
     private final FaultLog faults;
     private final LaneTimeouts timeouts;
     private final Clock clock;
@@ -60,13 +54,12 @@ public final class Lane {
     private final AtomicLong stepSequences = new AtomicLong();
     private final AtomicLong stepRows = new AtomicLong();
 
-    public Lane(Device device, ContextGate gate, LaneForward forward, ForwardState state, Generator generator,
-                FaultLog faults, LaneTimeouts timeouts, Clock clock) {
+    public Lane(Device device, ContextGate gate, LaneForward forward, ForwardState state, FaultLog faults,
+                LaneTimeouts timeouts, Clock clock) {
         this.device = device;
         this.gate = gate;
         this.forward = forward;
         this.state = state;
-        this.generator = generator;
         this.faults = faults;
         this.timeouts = timeouts;
         this.clock = clock;
@@ -98,45 +91,9 @@ public final class Lane {
         }
     }
 
-    /**
-     * Runs one generation alone, in slot 0, whose contents {@code cached} records, on a fresh context.
-     *
-     * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
-     */
-    public GenerationResult generate(GenerationRequest request, TokenSink sink, CachedTokens cached) {
-        return alone(cached, runner -> generator.generate(runner, request, sink, 0, cached));
-    }
-
-    /**
-     * Runs a prompt alone in slot 0 on a fresh context, as a generation does, and returns the logits after its last
-     * token: the model's next-token distribution before sampling.
-     *
-     * @throws DeviceFaultException when the device fails it; the diagnostic is recorded and the lane stays usable
-     */
-    public float[] nextTokenLogits(int[] prompt, CachedTokens cached) {
-        return alone(cached, runner -> generator.nextTokenLogits(runner, prompt, 0, cached));
-    }
-
-    /**
-     * Runs one sequence in slot 0 on a fresh context, a step the device fails running once more on a fresh context
-     * (as the engine loop retries its steps); a failure leaves the slot's contents in doubt.
-     */
-    private <T> T alone(CachedTokens cached, Function<BatchRunner, T> work) {
-        try {
-            return onFreshContext(work, true);
-        } catch (RuntimeException e) {
-            cached.clear();
-            throw e;
-        }
-    }
-
     /** The activations and KV cache the lane's forwards run on. */
     ForwardState state() {
         return state;
-    }
-
-    Generator generator() {
-        return generator;
     }
 
     /**
@@ -144,17 +101,12 @@ public final class Lane {
      * recorded with its diagnostic and comes out as a {@link DeviceFaultException}; the context is gone by then.
      */
     <T> T onFreshContext(Function<BatchRunner, T> work) {
-        return onFreshContext(work, false);
-    }
-
-    /** As {@link #onFreshContext(Function)}; with {@code retrySteps}, a faulted step runs once more on a new context. */
-    private <T> T onFreshContext(Function<BatchRunner, T> work, boolean retrySteps) {
         gate.acquire(device, timeouts.open());
         Generation g = null;
         try {
             lastProgress = clock.nanoTime();
             stalled = null;
-            g = new Generation(openContext(), retrySteps);
+            g = new Generation(openContext());
             current = g;
             g.configure();
             T result = work.apply(g);
@@ -199,7 +151,6 @@ public final class Lane {
     /** One busy period's use of a context: the batches it runs, each step with a deadline. */
     private final class Generation implements BatchRunner {
         private volatile DeviceContext context;
-        private final boolean retrySteps;
         private long opened = clock.nanoTime();
         private long lastRunEnd = opened;
         private KernelRun inFlight;
@@ -208,9 +159,8 @@ public final class Lane {
         private long inFlightIdle;
         private Duration inFlightDeadline = Duration.ZERO;
 
-        Generation(DeviceContext context, boolean retrySteps) {
+        Generation(DeviceContext context) {
             this.context = context;
-            this.retrySteps = retrySteps;
         }
 
         /** The init run, with its own bound, then the output-head configuration. */
@@ -226,28 +176,6 @@ public final class Lane {
 
         @Override
         public float[] run() {
-            if (!retrySteps) {
-                return runStep();
-            }
-            try {
-                return runStep();
-            } catch (DeviceFault fault) {
-                // The fault is on record, the context dropped; the step runs once more on a fresh one (the KV
-                // cache and the batch live outside it). A second fault fails the generation.
-                faults.record(diagnose(fault));
-                abort();
-                end();
-                context = openContext();
-                opened = clock.nanoTime();
-                lastRunEnd = opened;
-                lastProgress = opened;
-                stalled = null;
-                configure();
-                return runStep();
-            }
-        }
-
-        private float[] runStep() {
             float[] logits = forward.forward(state, (info, step, st, batch, start) ->
                     run(new KernelRun(info.kernel(), info.layer(), start, List.of(), () -> step.run(st, batch, start)),
                             timeouts.run(), info));

@@ -1,7 +1,6 @@
 package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.LaneForward;
-import dev.laneway.engine.generate.Generator;
 import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.kernels.KvCache;
@@ -21,17 +20,17 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 
 /**
  * The streams of one model ({@code --streams N}): a lane over one copy of the weights whose KV cache has a slot per
- * stream. With one stream, each generation runs on its caller's thread; with more, an engine loop ({@link BatchLoop})
- * runs the running generations together, one forward per step for all of them. A generation takes the free slot whose
- * cache holds the longest prefix of its prompt (the least recently used one when none does, so other conversations
- * stay cached) and gives it back when it ends.
+ * stream, and the engine loop ({@link BatchLoop}) that runs the running generations together, one forward per step
+ * for all of them; one stream is that loop with one slot. A generation takes the free slot whose cache holds the
+ * longest prefix of its prompt (the least recently used one when none does, so other conversations stay cached) and
+ * gives it back when it ends.
  */
 public final class LanePool implements AutoCloseable {
     private final Lane lane;
+    private final SequenceKind kind;
     private final BatchLoop loop;
     private final Slots slots;
     private final Semaphore admission;
@@ -48,11 +47,13 @@ public final class LanePool implements AutoCloseable {
     /** How long closing waits for what runs on the model before its memory is freed. */
     public static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
-    private LanePool(Lane lane, int streams, FaultLog faults, Device device, Duration waitForStream) {
+    private LanePool(Lane lane, int streams, int maxBatch, SequenceKind kind, FaultLog faults, Device device,
+                     Duration waitForStream) {
         this.lane = lane;
         this.streams = streams;
+        this.kind = kind;
         this.slots = new Slots(streams);
-        this.loop = streams > 1 ? new BatchLoop(lane, slots, device.name()) : null;
+        this.loop = new BatchLoop(lane, slots, maxBatch, device.name());
         this.admission = new Semaphore(streams, true);
         this.faults = faults;
         this.device = device;
@@ -84,10 +85,14 @@ public final class LanePool implements AutoCloseable {
         KvCache.requireHeap(streams, forward.dims().layers(), forward.dims().contextLength(), forward.dims().kvDim(),
                 kv, heap.maxMemory() - (heap.totalMemory() - heap.freeMemory()));
         FaultLog faults = new FaultLog(32);
-        Generator generator = new Generator(forward.dims(), maxBatch, endOfText, grammars);
         Lane lane = new Lane(device, gate, forward, forward.newState(Math.max(maxBatch, streams), streams, kv),
-                generator, faults, timeouts, clock);
-        return new LanePool(lane, streams, faults, device, timeouts.open());
+                faults, timeouts, clock);
+        return new LanePool(lane, streams, maxBatch, new SequenceKind(forward.dims(), endOfText.clone(), grammars),
+                faults, device, timeouts.open());
+    }
+
+    /** What the sequences of this model are made with. */
+    private record SequenceKind(dev.laneway.engine.forward.Dims dims, int[] endOfText, Grammars grammars) {
     }
 
     /**
@@ -96,16 +101,6 @@ public final class LanePool implements AutoCloseable {
      * @throws DeviceFaultException when the device fails it, or no stream frees up in time
      */
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        if (loop == null) {
-            // on its caller's thread: it ends at its next token once the streams are stopped
-            TokenSink stoppable = token -> {
-                if (stopping) {
-                    throw new IllegalStateException("the model is closed");
-                }
-                return sink.accept(token);
-            };
-            return alone(() -> lane.generate(request, stoppable, slots.of(0)));
-        }
         return batched(request.prompt(), slot -> generating(request, sink, slot)).result();
     }
 
@@ -117,7 +112,7 @@ public final class LanePool implements AutoCloseable {
      * @throws DeviceFaultException when the device fails one of them; the others stop at their next token
      */
     public List<GenerationResult> generateAll(List<GenerationRequest> requests, List<? extends TokenSink> sinks) {
-        if (loop == null || requests.size() == 1) {
+        if (requests.size() == 1) {
             List<GenerationResult> results = new ArrayList<>();
             for (int i = 0; i < requests.size(); i++) {
                 results.add(generate(requests.get(i), sinks.get(i)));
@@ -168,8 +163,8 @@ public final class LanePool implements AutoCloseable {
     }
 
     private Sequence generating(GenerationRequest request, TokenSink sink, int slot) {
-        return Sequence.generating(request, sink, slot, slots.of(slot), lane.generator().dims(),
-                lane.generator().endOfText(), lane.generator().grammars());
+        return Sequence.generating(request, sink, slot, slots.of(slot), kind.dims(), kind.endOfText(),
+                kind.grammars());
     }
 
     /** A generation in a free slot, whose sink stops once {@code failed} is set. */
@@ -189,7 +184,7 @@ public final class LanePool implements AutoCloseable {
      * @throws dev.laneway.spi.InvalidRequestException when it cannot
      */
     public void checkGrammar(dev.laneway.spi.OutputGrammar grammar) {
-        lane.generator().grammars().check(grammar);
+        kind.grammars().check(grammar);
     }
 
     /**
@@ -198,20 +193,7 @@ public final class LanePool implements AutoCloseable {
      * @throws DeviceFaultException when the device fails it, or no stream frees up in time
      */
     public float[] nextTokenLogits(int[] prompt) {
-        if (loop == null) {
-            return alone(() -> lane.nextTokenLogits(prompt, slots.of(0)));
-        }
-        return batched(prompt, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), lane.generator().dims()))
-                .logits();
-    }
-
-    private <T> T alone(Supplier<T> work) {
-        admit();
-        try {
-            return work.get();
-        } finally {
-            admission.release();
-        }
+        return batched(prompt, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims())).logits();
     }
 
     /** Runs a sequence made for a free slot through the engine loop, and waits for its end. */
@@ -272,9 +254,8 @@ public final class LanePool implements AutoCloseable {
     }
 
     /**
-     * Stops the streams: the engine loop fails its sequences after the step in flight and ends, and a generation
-     * running on its caller's thread (one stream) is waited for, all within {@code limit}; no stream is given out
-     * after. Returns whether nothing runs on the model any more, so that its memory may be freed.
+     * Stops the streams: the engine loop fails its sequences after the step in flight and ends, and the callers
+     * waiting on them give their streams back, all within {@code limit}; no stream is given out after. Returns whether nothing runs on the model any more, so that its memory may be freed.
      */
     public synchronized boolean stop(Duration limit) {
         if (stopped) {
@@ -282,7 +263,7 @@ public final class LanePool implements AutoCloseable {
         }
         long deadline = System.nanoTime() + limit.toNanos();
         stopping = true;
-        boolean ended = loop == null || loop.stop(limit);
+        boolean ended = loop.stop(limit);
         try {
             stopped = ended
                     && admission.tryAcquire(streams, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);

@@ -315,25 +315,20 @@ class LaneFaultsTest {
 
     /**
      * Closing a model frees its memory, so stopping its streams must wait for what runs on them: the engine loop ends
-     * its step and its thread; a generation on its caller's thread (one stream) ends at its next token, and until then
-     * the streams do not report stopped. Either way the generation fails as closed and no context is left open.
+     * its step and its thread, with one stream as with two; the generation fails as closed and no context is left
+     * open.
      */
     @ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2})
     void stoppingTheStreamsWaitsForWhatRunsOnThem(int streams) throws Exception {
         ChaosDevice device = chaos(ChaosConfig.none().withHangAt(6, 2));
         LanePool pool = pool(Execution.PER_OP, device, streams);
-        Watchdog watchdog = pool.watch(Duration.ofSeconds(30), clock, false);
+        pool.watch(Duration.ofSeconds(30), clock, false);
         ExecutorService thread = Executors.newSingleThreadExecutor();
         try {
             Future<List<Integer>> running = thread.submit(() -> generate(pool));
             while (device.hanging() == 0) {
                 Thread.onSpinWait();
-            }
-            if (streams == 1) {
-                assertFalse(pool.stop(Duration.ofMillis(200)), "a step of the generation is in flight");
-                clock.advance(Duration.ofSeconds(31));
-                assertEquals(1, watchdog.check());  // the hung run is aborted; its step runs again, then it stops
             }
             assertTrue(pool.stop(Duration.ofSeconds(10)));
             assertEquals(0, device.hanging());
