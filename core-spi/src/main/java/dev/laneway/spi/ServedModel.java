@@ -7,8 +7,8 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * A model opened by a route, ready to generate. Thread-safe: the runtime calls {@link #generate} from up to
- * {@link RouteOptions#streams()} threads at once, and the tokenizer methods from any thread.
+ * A model opened by a route, ready to generate. Thread-safe: the runtime calls {@link #submit} and the tokenizer
+ * methods from any thread.
  */
 public interface ServedModel extends AutoCloseable {
 
@@ -95,6 +95,36 @@ public interface ServedModel extends AutoCloseable {
             results.add(generate(requests.get(i), sinks.get(i)));
         }
         return results;
+    }
+
+    /**
+     * Starts the generations of one request (its choices) and returns at once: request i's tokens go to
+     * {@code sinks.get(i)}, on the device {@code decision} names when there is one (a decision this model's
+     * {@link #route} gave). The future completes with their results in order, or with the first failure
+     * ({@link InvalidRequestException}, {@link DeviceFaultException}) once none of them runs; a generation whose sink
+     * reports its consumer gone ({@link TokenSink#cancelled}) before it starts has no result (null). A model with an
+     * engine loop hands them to it; by default they run one after another on a thread of their own.
+     */
+    default java.util.concurrent.CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
+            Optional<RouteDecision> decision, List<? extends TokenSink> sinks) {
+        java.util.concurrent.CompletableFuture<List<GenerationResult>> done =
+                new java.util.concurrent.CompletableFuture<>();
+        Thread thread = new Thread(() -> {
+            try {
+                List<GenerationResult> results = new java.util.ArrayList<>();
+                for (int i = 0; i < requests.size(); i++) {
+                    TokenSink sink = sinks.get(i);
+                    results.add(sink.cancelled() ? null : decision.isPresent()
+                            ? generate(requests.get(i), decision.get(), sink) : generate(requests.get(i), sink));
+                }
+                done.complete(results);
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        }, "laneway-generation");
+        thread.setDaemon(true);
+        thread.start();
+        return done;
     }
 
     /**

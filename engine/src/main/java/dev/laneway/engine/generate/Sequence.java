@@ -234,6 +234,13 @@ public final class Sequence {
         return false;
     }
 
+    /** Ends the generation between steps: its client has gone. */
+    public void stop() {
+        if (finish == null) {
+            end(FinishReason.STOPPED);
+        }
+    }
+
     private boolean end(FinishReason reason) {
         finish = reason;
         end = System.nanoTime();

@@ -13,51 +13,39 @@ import dev.laneway.spi.device.Device;
 import dev.laneway.spi.device.DeviceFault;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The streams of one model ({@code --streams N}): a lane over one copy of the weights whose KV cache has a slot per
- * stream, and the engine loop ({@link BatchLoop}) that runs the running generations together, one forward per step
- * for all of them; one stream is that loop with one slot. A generation takes the free slot whose cache holds the
- * longest prefix of its prompt (the least recently used one when none does, so other conversations stay cached) and
- * gives it back when it ends.
+ * stream, and the engine loop ({@link EngineLoop}) that runs the generations together, one forward per step for all
+ * of them; one stream is that loop with one slot. Requests wait in the loop's line for a free slot; the runtime bounds
+ * how many it lets in.
  */
 public final class LanePool implements AutoCloseable {
     private final Lane lane;
     private final SequenceKind kind;
-    private final BatchLoop loop;
+    private final EngineLoop loop;
     private final Slots slots;
-    private final Semaphore admission;
     private final int streams;
     private final FaultLog faults;
     private final Device device;
-    private final Duration waitForStream;
     private Watchdog watchdog;
-    /** Set once stopping begins: nothing new starts. */
-    private volatile boolean stopping;
-    /** Set once stopping has taken every stream: nothing runs on the model. */
+    /** Set once stopping has ended the loop: nothing runs on the model. */
     private boolean stopped;
 
     /** How long closing waits for what runs on the model before its memory is freed. */
     public static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
-    private LanePool(Lane lane, int streams, int maxBatch, SequenceKind kind, FaultLog faults, Device device,
-                     Duration waitForStream) {
+    private LanePool(Lane lane, int streams, int maxBatch, SequenceKind kind, FaultLog faults, Device device) {
         this.lane = lane;
         this.streams = streams;
         this.kind = kind;
         this.slots = new Slots(streams);
-        this.loop = new BatchLoop(lane, slots, maxBatch, device.name());
-        this.admission = new Semaphore(streams, true);
+        this.loop = new EngineLoop(lane, slots, maxBatch, device.name());
         this.faults = faults;
         this.device = device;
-        this.waitForStream = waitForStream;
     }
 
     /**
@@ -88,7 +76,7 @@ public final class LanePool implements AutoCloseable {
         Lane lane = new Lane(device, gate, forward, forward.newState(Math.max(maxBatch, streams), streams, kv),
                 faults, timeouts, clock);
         return new LanePool(lane, streams, maxBatch, new SequenceKind(forward.dims(), endOfText.clone(), grammars),
-                faults, device, timeouts.open());
+                faults, device);
     }
 
     /** What the sequences of this model are made with. */
@@ -96,86 +84,40 @@ public final class LanePool implements AutoCloseable {
     }
 
     /**
-     * Runs a generation.
-     *
-     * @throws DeviceFaultException when the device fails it, or no stream frees up in time
+     * Starts generations (the choices of one request), request i's tokens going to {@code sinks.get(i)}: they run as
+     * far as streams are free, together from the same step, the rest as those end, sharing their prompt's KV cache.
+     * The future completes with their results in order, or with the first failure ({@link DeviceFaultException},
+     * {@link dev.laneway.spi.InvalidRequestException}) once none of them runs, the others stopped at their next
+     * token; a generation whose sink reports its client gone before it starts has no result (null).
      */
-    public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        return batched(request.prompt(), slot -> generating(request, sink, slot)).result();
+    public CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
+                                                           List<? extends TokenSink> sinks) {
+        EngineLoop.Group group = new EngineLoop.Group();
+        for (int i = 0; i < requests.size(); i++) {
+            GenerationRequest request = requests.get(i);
+            TokenSink sink = group.guarded(sinks.get(i));
+            group.add(request.prompt(), sink, slot -> Sequence.generating(request, sink, slot, slots.of(slot),
+                    kind.dims(), kind.endOfText(), kind.grammars()));
+        }
+        return loop.submit(group).thenApply(done -> done.stream().map(s -> s == null ? null : s.result()).toList());
     }
 
     /**
-     * Runs several generations (the choices of one request): with the engine loop, as many at once as streams are
-     * free (at least one, waited for as {@link #generate} waits), the rest as those end; they share their prompt's KV
-     * cache, computed once (see {@link BatchLoop}). Results in order.
+     * Runs a generation and waits for it.
+     *
+     * @throws DeviceFaultException when the device fails it
+     */
+    public GenerationResult generate(GenerationRequest request, TokenSink sink) {
+        return await(submit(List.of(request), List.of(sink))).get(0);
+    }
+
+    /**
+     * Runs several generations (the choices of one request) and waits for them; see {@link #submit}.
      *
      * @throws DeviceFaultException when the device fails one of them; the others stop at their next token
      */
     public List<GenerationResult> generateAll(List<GenerationRequest> requests, List<? extends TokenSink> sinks) {
-        if (requests.size() == 1) {
-            List<GenerationResult> results = new ArrayList<>();
-            for (int i = 0; i < requests.size(); i++) {
-                results.add(generate(requests.get(i), sinks.get(i)));
-            }
-            return results;
-        }
-        admit();
-        int permits = 1;
-        while (permits < requests.size() && admission.tryAcquire()) {
-            permits++;
-        }
-        AtomicBoolean failed = new AtomicBoolean();
-        List<Sequence> made = new ArrayList<>();
-        List<CompletableFuture<Sequence>> running = new ArrayList<>();
-        boolean[] slotGiven = new boolean[requests.size()];
-        try {
-            for (int i = 0; i < permits; i++) {
-                made.add(sequence(requests.get(i), sinks.get(i), failed));
-            }
-            running.addAll(loop.submit(made));
-            List<GenerationResult> results = new ArrayList<>();
-            for (int i = 0; i < requests.size(); i++) {
-                Sequence done = await(running.get(i));
-                slots.give(done.slot());
-                slotGiven[i] = true;
-                results.add(done.result());
-                int next = made.size();
-                if (next < requests.size()) {
-                    made.add(sequence(requests.get(next), sinks.get(next), failed));
-                    running.add(loop.submit(made.get(next)));
-                }
-            }
-            return results;
-        } catch (RuntimeException e) {
-            failed.set(true);
-            throw e;
-        } finally {
-            for (int i = 0; i < made.size(); i++) {
-                if (!slotGiven[i]) {
-                    if (i < running.size()) {
-                        running.get(i).handle((s, e) -> null).join();
-                    }
-                    slots.give(made.get(i).slot());
-                }
-            }
-            admission.release(permits);
-        }
-    }
-
-    private Sequence generating(GenerationRequest request, TokenSink sink, int slot) {
-        return Sequence.generating(request, sink, slot, slots.of(slot), kind.dims(), kind.endOfText(),
-                kind.grammars());
-    }
-
-    /** A generation in a free slot, whose sink stops once {@code failed} is set. */
-    private Sequence sequence(GenerationRequest request, TokenSink sink, AtomicBoolean failed) {
-        int slot = slots.take(request.prompt());
-        try {
-            return generating(request, token -> !failed.get() && sink.accept(token), slot);
-        } catch (RuntimeException e) {
-            slots.give(slot);
-            throw e;
-        }
+        return await(submit(requests, sinks));
     }
 
     /**
@@ -190,26 +132,16 @@ public final class LanePool implements AutoCloseable {
     /**
      * The logits after a prompt's last token, the model's next-token distribution before sampling.
      *
-     * @throws DeviceFaultException when the device fails it, or no stream frees up in time
+     * @throws DeviceFaultException when the device fails it
      */
     public float[] nextTokenLogits(int[] prompt) {
-        return batched(prompt, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims())).logits();
+        EngineLoop.Group group = new EngineLoop.Group();
+        group.add(prompt, token -> true, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims()));
+        return await(loop.submit(group)).get(0).logits();
     }
 
-    /** Runs a sequence made for a free slot through the engine loop, and waits for its end. */
-    private Sequence batched(int[] prompt, java.util.function.IntFunction<Sequence> sequenceIn) {
-        admit();
-        int slot = slots.take(prompt);
-        try {
-            return await(loop.submit(sequenceIn.apply(slot)));
-        } finally {
-            slots.give(slot);
-            admission.release();
-        }
-    }
-
-    /** The sequence once the loop has ended it, or its failure. */
-    private Sequence await(CompletableFuture<Sequence> done) {
+    /** What a request's future holds once it has ended; its failure as thrown. */
+    private <T> T await(CompletableFuture<T> done) {
         try {
             return done.get();
         } catch (ExecutionException e) {
@@ -219,23 +151,7 @@ public final class LanePool implements AutoCloseable {
             throw new IllegalStateException(e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
-        }
-    }
-
-    /** Waits, bounded, for a free stream. */
-    private void admit() {
-        if (stopping) {
-            throw new IllegalStateException("the model is closed");
-        }
-        try {
-            if (!admission.tryAcquire(waitForStream.toNanos(), TimeUnit.NANOSECONDS)) {
-                throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "no stream became free within "
-                        + waitForStream.toMillis() + " ms");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a stream");
+            throw new DeviceFault(device.name(), DeviceFault.Kind.UNAVAILABLE, "interrupted waiting for a generation");
         }
     }
 
@@ -254,22 +170,15 @@ public final class LanePool implements AutoCloseable {
     }
 
     /**
-     * Stops the streams: the engine loop fails its sequences after the step in flight and ends, and the callers
-     * waiting on them give their streams back, all within {@code limit}; no stream is given out after. Returns whether nothing runs on the model any more, so that its memory may be freed.
+     * Stops the streams: the engine loop fails its sequences, and the requests waiting for a slot, after the step in
+     * flight and ends, within {@code limit}; a request submitted after fails at once. Returns whether nothing runs on
+     * the model any more, so that its memory may be freed.
      */
     public synchronized boolean stop(Duration limit) {
         if (stopped) {
             return true;
         }
-        long deadline = System.nanoTime() + limit.toNanos();
-        stopping = true;
-        boolean ended = loop.stop(limit);
-        try {
-            stopped = ended
-                    && admission.tryAcquire(streams, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        stopped = loop.stop(limit);
         if (stopped && watchdog != null) {
             watchdog.close();  // kept until then: it is what ends a run that hangs
         }
@@ -295,6 +204,11 @@ public final class LanePool implements AutoCloseable {
 
     /** Generations that are running now. */
     public int busy() {
-        return streams - admission.availablePermits();
+        return loop.busy();
+    }
+
+    /** Generations waiting for a free stream. */
+    public int queued() {
+        return loop.queued();
     }
 }

@@ -1,14 +1,14 @@
 package dev.laneway.engine.lane;
 
 import dev.laneway.engine.generate.CachedTokens;
-import dev.laneway.spi.device.DeviceFault;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
 
 /**
  * The KV cache slots of a lane and what each holds: a generation takes the free slot whose cache holds the longest
- * prefix of its prompt, else the least recently used one, so that other conversations stay cached.
+ * prefix of its prompt, else the least recently used one, so that other conversations stay cached. Used by the engine
+ * loop's thread only.
  */
 final class Slots {
     private final CachedTokens[] cached;
@@ -22,11 +22,12 @@ final class Slots {
         }
     }
 
-    /** The free slot holding the longest prefix of {@code prompt}, else the least recently used one. */
-    synchronized int take(int[] prompt) {
-        if (free.isEmpty()) {
-            throw new DeviceFault("pool", DeviceFault.Kind.UNAVAILABLE, "no free slot");
-        }
+    boolean anyFree() {
+        return !free.isEmpty();
+    }
+
+    /** The free slot holding the longest prefix of {@code prompt}, else the least recently used one; one must be free. */
+    int take(int[] prompt) {
         int best = free.peekFirst();
         int longest = 0;
         for (int s : free) {
@@ -40,7 +41,7 @@ final class Slots {
         return best;
     }
 
-    synchronized void give(int slot) {
+    void give(int slot) {
         free.addLast(slot);
     }
 

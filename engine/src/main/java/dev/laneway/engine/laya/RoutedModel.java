@@ -114,12 +114,25 @@ public final class RoutedModel implements ServedModel {
 
     @Override
     public GenerationResult generate(GenerationRequest request, RouteDecision decision, TokenSink sink) {
+        return on(decision).generate(request, sink);
+    }
+
+    /** The generations go to the engine loop of the model on the decided device, by the first prompt without one. */
+    @Override
+    public java.util.concurrent.CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
+            Optional<RouteDecision> decision, List<? extends TokenSink> sinks) {
+        RouteDecision where = decision.orElseGet(() -> router.route(RoutingInput.prompt(detokenize(
+                requests.get(0).prompt()))));
+        return on(where).submit(requests, Optional.empty(), sinks);
+    }
+
+    private ServedModel on(RouteDecision decision) {
         ServedModel model = byDevice.get(decision.device());
         if (model == null) {
             throw new IllegalArgumentException("device " + decision.device() + " is not a candidate of model " + id()
                     + " (candidates: " + String.join(", ", byDevice.keySet()) + ")");
         }
-        return model.generate(request, sink);
+        return model;
     }
 
     /** The router, for diagnostics and tests. */

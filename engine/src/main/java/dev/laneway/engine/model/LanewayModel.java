@@ -116,6 +116,13 @@ public final class LanewayModel implements ServedModel {
         return lanes.generateAll(requests, sinks);
     }
 
+    /** The generations go to the engine loop; this model runs on one device, so a decision changes nothing. */
+    @Override
+    public java.util.concurrent.CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
+            java.util.Optional<dev.laneway.spi.RouteDecision> decision, List<? extends TokenSink> sinks) {
+        return lanes.submit(requests, sinks);
+    }
+
     /**
      * The model's next-token logits after {@code prompt} (token ids, special tokens included), one per vocabulary
      * entry, before any sampling step. Runs on a free lane like a generation.

@@ -29,7 +29,7 @@ public class ApiMetrics {
     MeterRegistry registry;
 
     @Inject
-    GenerationScheduler scheduler;
+    Admission admission;
 
     @Inject
     ModelService models;
@@ -63,9 +63,9 @@ public class ApiMetrics {
         FunctionCounter.builder("laneway.engine.step.tokens", this, m -> m.steps().tokens())
                 .description("Rows those steps computed (prompt and generated tokens), summed over them")
                 .register(registry);
-        Gauge.builder("laneway.queue.depth", scheduler::queued)
+        Gauge.builder("laneway.queue.depth", admission::queued)
                 .description("Requests waiting for a free stream").register(registry);
-        Gauge.builder("laneway.streams.busy", scheduler::running)
+        Gauge.builder("laneway.streams.busy", admission::running)
                 .description("Generations running now").register(registry);
     }
 

@@ -50,6 +50,11 @@ final class ChoiceRun implements TokenSink {
     }
 
     @Override
+    public boolean cancelled() {
+        return cancelled.getAsBoolean();
+    }
+
+    @Override
     public boolean accept(GeneratedToken token) {
         if (cancelled.getAsBoolean()) {
             return false;

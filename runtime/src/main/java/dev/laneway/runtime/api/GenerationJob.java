@@ -12,13 +12,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * One request's generations, run from a scheduler thread: its choices together where the model can run them at once.
- * Errors become typed replies and never escape; a cancelled job stops at the model's next step.
+ * One request's generations: started from the HTTP thread that admitted it, run by the served model's engine loop
+ * (its choices together as far as streams are free), finished where they end. Errors become typed replies and never
+ * escape; a cancelled job never starts, or stops at the model's next step.
  */
-final class GenerationJob implements Runnable {
+final class GenerationJob {
     private static final Logger LOG = Logger.getLogger(GenerationJob.class);
 
     private final ServedModel model;
@@ -50,7 +52,7 @@ final class GenerationJob implements Runnable {
         this.onGeneration = onGeneration;
     }
 
-    /** Asks the job to stop: a queued job does nothing, a running one stops at the next token. */
+    /** Asks the job to stop: a waiting job never starts, a running one stops at the next step. */
     void cancel() {
         cancelled.set(true);
     }
@@ -59,37 +61,49 @@ final class GenerationJob implements Runnable {
         return cancelled.get();
     }
 
-    /** The choices together (they share their prompt and decode in one batch), or in turn where a router decided. */
-    private List<GenerationResult> generate(List<GenerationRequest> requests, List<ChoiceRun> runs) {
-        if (route.isEmpty()) {
-            return model.generateAll(requests, runs);
+    /** Hands the choices to the model and returns; {@code onEnd} runs once the job has ended, whatever the outcome. */
+    void start(Runnable onEnd) {
+        StopStrings stops = new StopStrings(params.stops());
+        List<ChoiceRun> runs = new ArrayList<>();
+        List<AnswerStream> answers = new ArrayList<>();
+        List<GenerationRequest> requests = new ArrayList<>();
+        for (ChoicePlan plan : plans) {
+            reply.choiceStarted(plan.index());
+            AnswerStream answer = new AnswerStream(plan.index(), reading, reply);
+            answers.add(answer);
+            runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get));
+            requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
+                    params.topLogprobs(), params.ignoreEos(), params.grammar()));
         }
-        List<GenerationResult> results = new ArrayList<>();
-        for (int i = 0; i < requests.size(); i++) {
-            results.add(model.generate(requests.get(i), route.get(), runs.get(i)));
+        CompletableFuture<List<GenerationResult>> done;
+        try {
+            done = model.submit(requests, route, runs);
+        } catch (RuntimeException e) {
+            done = CompletableFuture.failedFuture(e);
         }
-        return results;
+        done.whenComplete((results, error) -> {
+            try {
+                finish(results, error, answers, runs);
+            } finally {
+                onEnd.run();
+            }
+        });
     }
 
-    @Override
-    public void run() {
+    private void finish(List<GenerationResult> results, Throwable error, List<AnswerStream> answers,
+                        List<ChoiceRun> runs) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                ? c.getCause() : error;
         try {
-            if (cancelled.get()) {
+            if (cause instanceof RuntimeException e) {
+                throw e;
+            }
+            if (cause != null) {
+                throw new IllegalStateException(cause);
+            }
+            if (cancelled.get() || results.contains(null)) {
                 return;
             }
-            StopStrings stops = new StopStrings(params.stops());
-            List<ChoiceRun> runs = new ArrayList<>();
-            List<AnswerStream> answers = new ArrayList<>();
-            List<GenerationRequest> requests = new ArrayList<>();
-            for (ChoicePlan plan : plans) {
-                reply.choiceStarted(plan.index());
-                AnswerStream answer = new AnswerStream(plan.index(), reading, reply);
-                answers.add(answer);
-                runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get));
-                requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
-                        params.topLogprobs(), params.ignoreEos(), params.grammar()));
-            }
-            List<GenerationResult> results = generate(requests, runs);
             List<ChoiceOutcome> outcomes = new ArrayList<>();
             for (int i = 0; i < plans.size(); i++) {
                 onGeneration.accept(results.get(i));
@@ -99,9 +113,7 @@ final class GenerationJob implements Runnable {
                 boolean last = i == plans.size() - 1;
                 reply.choiceFinished(outcome, last, last ? Timings.of(outcomes) : null);
             }
-            if (!cancelled.get()) {
-                reply.completed(outcomes, Usage.of(promptTokens, outcomes), Timings.of(outcomes));
-            }
+            reply.completed(outcomes, Usage.of(promptTokens, outcomes), Timings.of(outcomes));
         } catch (InvalidRequestException e) {
             reply.failed(ApiException.invalidValue(e.param(), e.getMessage()));
         } catch (DeviceFaultException e) {
@@ -109,6 +121,9 @@ final class GenerationJob implements Runnable {
             reply.failed(ApiException.deviceFault("the device " + e.device() + " failed this generation: "
                     + e.getMessage()));
         } catch (RuntimeException e) {
+            if (cancelled.get()) {
+                return;  // the client has gone: nobody to tell, and the model closed under it at shutdown
+            }
             LOG.error("generation failed", e);
             reply.failed(ApiException.internal());
         }

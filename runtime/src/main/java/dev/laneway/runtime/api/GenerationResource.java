@@ -10,7 +10,7 @@ import org.jboss.resteasy.reactive.RestMulti;
 
 /**
  * {@code POST /v1/completions} and {@code POST /v1/chat/completions}. Parsing, tokenizing and the chat template run
- * on a worker thread; generation runs on the scheduler's threads; the event loop only moves bytes.
+ * on a worker thread, which hands the generations to the model's engine loop; the event loop only moves bytes.
  */
 @Path("/v1")
 public class GenerationResource {

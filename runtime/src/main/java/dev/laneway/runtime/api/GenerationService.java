@@ -24,8 +24,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Turns checked requests into generation jobs: resolves the model, builds and checks the prompts, fits the token
- * budget to the context, asks the model's router where the request runs (when it routes), and hands the job to the
- * scheduler. The reply is a JSON response or a stream of events.
+ * budget to the context, asks the model's router where the request runs (when it routes), and hands the job through
+ * the admission gate to the model. The reply is a JSON response or a stream of events.
  */
 @ApplicationScoped
 public class GenerationService {
@@ -35,7 +35,7 @@ public class GenerationService {
     ModelService models;
 
     @Inject
-    GenerationScheduler scheduler;
+    Admission admission;
 
     @Inject
     ApiMetrics metrics;
@@ -177,13 +177,13 @@ public class GenerationService {
             UnicastProcessor<byte[]> frames = UnicastProcessor.create();
             GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
                     new StreamReply(format, frames, params.includeUsage(), mapper), metrics::generation);
-            scheduler.submit(job);
+            admission.submit(job);
             return new Answer.Stream(frames.onTermination().invoke(job::cancel), route);
         }
         CompletableFuture<HttpReply> reply = new CompletableFuture<>();
         GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
                 new CollectedReply(format, reply, mapper), metrics::generation);
-        scheduler.submit(job);
+        admission.submit(job);
         return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel), route);
     }
 

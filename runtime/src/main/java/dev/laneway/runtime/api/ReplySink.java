@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * Where a request's output goes while it is generated: every choice is started, their text comes as it is decided
  * (choices interleaved when they run together), then each choice finishes in order. Calls come one at a time, from the
- * scheduler thread or the model's engine loop, never at once.
+ * HTTP thread that starts the request, then the model's engine loop, never at once.
  */
 interface ReplySink {
 

@@ -17,13 +17,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** Two streams and a queue of one, fed generations that wait for the test's word. */
-class GenerationSchedulerTest {
+/**
+ * Two streams and a queue of one, fed generations that wait for the test's word. (A request whose client leaves while
+ * it waits never starts: the engine loop's line, EngineLoopTest.)
+ */
+class AdmissionTest {
     private final ScriptedModel model = new ScriptedModel();
-    private final GenerationScheduler scheduler = new GenerationScheduler();
+    private final Admission scheduler = new Admission();
 
     @BeforeEach
     void open() {
@@ -80,21 +82,5 @@ class GenerationSchedulerTest {
                     new String(done.body(), StandardCharsets.UTF_8));
         }
         await(scheduler::running, 0);
-    }
-
-    @Test
-    void aJobCancelledWhileQueuedNeverRuns() throws Exception {
-        scheduler.submit(heldJob(new CompletableFuture<>()));
-        scheduler.submit(heldJob(new CompletableFuture<>()));
-        await(scheduler::running, 2);
-        CompletableFuture<HttpReply> abandoned = new CompletableFuture<>();
-        GenerationJob queued = heldJob(abandoned);
-        scheduler.submit(queued);
-        scheduler.cancel(queued);
-        ScriptedModel.hold.countDown();
-        await(scheduler::running, 0);
-        await(scheduler::queued, 0);
-        assertEquals(2, ScriptedModel.FINISHED.size(), "only the two running generations ran");
-        assertFalse(abandoned.isDone());
     }
 }

@@ -1,0 +1,382 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.engine.forward.Batch;
+import dev.laneway.engine.generate.BatchRunner;
+import dev.laneway.engine.generate.Sequence;
+import dev.laneway.engine.kernels.KvCache;
+import dev.laneway.spi.DeviceFaultException;
+import dev.laneway.spi.TokenSink;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+
+/**
+ * The engine loop of one model: the only thread that runs its forward steps, owner of its KV cache slots. Requests
+ * arrive from any thread ({@link #submit}) and wait, in order, for a free slot; each step admits what the free slots
+ * take (the slot whose cache holds the longest prefix of the prompt), gathers the next token of each running sequence
+ * and chunks of the prompts being admitted ({@link StepPlan}), runs one forward over that batch (the weights read once
+ * for all of them), and hands each sequence its row of logits to sample. A sequence leaves when it finishes, its sink
+ * says stop or its client has gone ({@link TokenSink#cancelled}), and its slot is free for the next step. A prompt
+ * that begins as another running sequence's does copies that part of its KV cache instead of computing it
+ * ({@link #sharePrefixes}).
+ *
+ * <p>A device context lives for a busy period: opened when a sequence arrives at an idle loop, dropped when the last
+ * one leaves. A fault during a step drops the context; the step runs again once on a fresh one (it rewrites the same
+ * positions), and if that faults too, the sequences of the step fail with the device error while the loop goes on with
+ * any others.
+ */
+final class EngineLoop implements AutoCloseable {
+    private final Lane lane;
+    private final int maxBatch;
+    private final Slots slots;
+    /** Requests handed in, a group per request (its choices), not yet seen by the loop. */
+    private final LinkedBlockingQueue<Group> arrivals = new LinkedBlockingQueue<>();
+    /** Members of requests seen by the loop that wait for a free slot, in arrival order. */
+    private final Deque<Member> waiting = new ArrayDeque<>();
+    private final List<Running> running = new ArrayList<>();
+    private final Thread thread;
+    private volatile boolean closed;
+    private volatile int busy;
+    private volatile int queued;
+    /** Whether the last busy period ended in a fault, so that the step it was running runs once more. */
+    private boolean retrying;
+    /** The sequences of the step being planned or run, and the rows each feeds; kept when its forward faults. */
+    private final List<Running> step = new ArrayList<>();
+    private final int[] stepRows;
+    /** Whether running sequence i's prompt waits this step for another to compute the prefix they share. */
+    private final boolean[] waitingForPrefix;
+    /** Requests whose last member ended in the last step, told once the context is dropped when none is running. */
+    private final List<Group> ended = new ArrayList<>();
+
+    /**
+     * One request: its members run as far as slots are free, together from the same step (the choices of a
+     * request share their prompt), and its future completes when the last has ended. When one fails, the others stop
+     * at their next token and the future fails with that first failure.
+     */
+    static final class Group {
+        final CompletableFuture<List<Sequence>> done = new CompletableFuture<>();
+        final List<Member> members = new ArrayList<>();
+        Sequence[] results;
+        int left;
+        /** Written by the loop; read by the members' sinks, on the loop's thread too. */
+        RuntimeException failure;
+
+        /** Adds a member, its sequence made by {@code make} in the slot the loop gives it. */
+        void add(int[] prompt, TokenSink sink, IntFunction<Sequence> make) {
+            members.add(new Member(this, members.size(), prompt, sink, make));
+        }
+
+        /** A sink of a member: it stops once another member of the request has failed. */
+        TokenSink guarded(TokenSink sink) {
+            return new TokenSink() {
+                @Override
+                public boolean accept(dev.laneway.spi.GeneratedToken token) {
+                    return failure == null && sink.accept(token);
+                }
+
+                @Override
+                public boolean cancelled() {
+                    return sink.cancelled();
+                }
+            };
+        }
+    }
+
+    /**
+     * One member of a request, waiting: its prompt (to choose its slot), the sink that says whether its client is
+     * still there, and how to make its sequence in a slot.
+     */
+    record Member(Group group, int index, int[] prompt, TokenSink sink, IntFunction<Sequence> make) {
+    }
+
+    /** A sequence in the loop, and the request it belongs to. */
+    private record Running(Sequence sequence, Member member) {
+    }
+
+    /** @param maxBatch the most rows one step takes */
+    EngineLoop(Lane lane, Slots slots, int maxBatch, String name) {
+        this.lane = lane;
+        this.maxBatch = maxBatch;
+        this.slots = slots;
+        this.stepRows = new int[lane.state().batch().maxSegments()];
+        this.waitingForPrefix = new boolean[lane.state().cache().slots()];
+        this.thread = new Thread(this::loop, "laneway-engine-" + name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Hands a request to the loop; its future completes when its members have all ended. */
+    CompletableFuture<List<Sequence>> submit(Group group) {
+        group.results = new Sequence[group.members.size()];
+        group.left = group.members.size();
+        arrivals.add(group);
+        if (closed && arrivals.remove(group)) {
+            group.done.completeExceptionally(closedError());
+        }
+        return group.done;
+    }
+
+    private void loop() {
+        while (!closed) {
+            try {
+                if (running.isEmpty() && waiting.isEmpty()) {
+                    Group first = arrivals.poll(200, TimeUnit.MILLISECONDS);
+                    if (first == null) {
+                        continue;
+                    }
+                    take(first);
+                }
+                admit();
+                if (!running.isEmpty()) {
+                    busyPeriod();
+                }
+            } catch (InterruptedException e) {
+                break;
+            } catch (RuntimeException e) {
+                // Not a device fault (those are handled per step): fail what runs, keep the loop.
+                new ArrayList<>(running).forEach(r -> fail(r, e));
+            }
+        }
+        RuntimeException closedError = closedError();
+        new ArrayList<>(running).forEach(r -> fail(r, closedError));
+        List<Group> left = new ArrayList<>();
+        arrivals.drainTo(left);
+        left.forEach(this::take);
+        while (!waiting.isEmpty()) {
+            Member m = waiting.poll();
+            end(m, null, closedError);
+        }
+        tellEnded();
+    }
+
+    private static IllegalStateException closedError() {
+        return new IllegalStateException("the model is closed");
+    }
+
+    /** One context's life: steps until no sequence is left, or a fault ends the context. */
+    private void busyPeriod() {
+        try {
+            lane.onFreshContext(runner -> {
+                while (!closed) {
+                    for (Group g; (g = arrivals.poll()) != null; ) {
+                        take(g);
+                    }
+                    admit();
+                    if (running.isEmpty()) {
+                        return null;
+                    }
+                    step(runner);
+                    if (running.isEmpty() && arrivals.isEmpty() && waiting.isEmpty()) {
+                        return null;
+                    }
+                    tellEnded();
+                }
+                return null;
+            });
+            tellEnded();
+        } catch (DeviceFaultException fault) {
+            tellEnded();
+            if (!retrying) {
+                // A fault in a step, or while the context opened: that step (or the next one) runs once more.
+                retrying = true;
+                return;
+            }
+            retrying = false;
+            List<Running> failed = new ArrayList<>(step.isEmpty() ? running : step);
+            step.clear();
+            failed.forEach(r -> fail(r, fault));
+            tellEnded();
+        }
+    }
+
+    /** Puts a request's members in the waiting line, in order. */
+    private void take(Group group) {
+        waiting.addAll(group.members);
+        queued = waiting.size();
+    }
+
+    /**
+     * Gives free slots to waiting members, in order: a member whose client has gone, or whose request has already
+     * failed, leaves without starting.
+     */
+    private void admit() {
+        while (!waiting.isEmpty() && slots.anyFree()) {
+            Member m = waiting.poll();
+            if (m.group().failure != null || m.sink().cancelled()) {
+                end(m, null, null);
+                continue;
+            }
+            int slot = slots.take(m.prompt());
+            try {
+                running.add(new Running(m.make().apply(slot), m));
+            } catch (RuntimeException e) {
+                slots.give(slot);
+                end(m, null, e);
+            }
+        }
+        queued = waiting.size();
+        busy = running.size();
+    }
+
+    /** Plans a step (unless one is being retried), runs it, and gives each sequence its logits. */
+    private void step(BatchRunner runner) {
+        Batch batch = runner.batch();
+        if (step.isEmpty()) {
+            for (Running r : new ArrayList<>(running)) {
+                if (r.member().sink().cancelled()) {
+                    r.sequence().stop();
+                    finish(r);
+                }
+            }
+            if (running.isEmpty()) {
+                return;
+            }
+            batch.clear();
+            sharePrefixes();
+            for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
+                    i -> running.get(i).sequence().promptLeft(), i -> waitingForPrefix[i], maxBatch,
+                    batch.maxSegments())) {
+                Running r = running.get(e.index());
+                stepRows[step.size()] = r.sequence().feed(batch, e.rows());
+                step.add(r);
+            }
+        }
+        float[] logits = runner.run();
+        retrying = false;
+        int stride = runner.logitsStride();
+        int logitRow = 0;
+        for (int i = 0; i < step.size(); i++) {
+            Running r = step.get(i);
+            Sequence s = r.sequence();
+            boolean hadLogits = !s.prefilling() || s.promptLeft() == stepRows[i];
+            try {
+                if (s.fed(stepRows[i], logits, logitRow * stride)) {
+                    finish(r);
+                }
+            } catch (RuntimeException e) {
+                // Its sink failed: that sequence ends with the error, the others go on.
+                fail(r, e);
+            }
+            if (hadLogits) {
+                logitRow++;
+            }
+        }
+        step.clear();
+    }
+
+    /** A sequence that has ended: its slot is free, and its request learns it once the others have ended too. */
+    private void finish(Running r) {
+        running.remove(r);
+        slots.give(r.sequence().slot());
+        busy = running.size();
+        end(r.member(), r.sequence(), null);
+    }
+
+    /** A sequence that failed: its slot's contents are in doubt, so they are forgotten. */
+    private void fail(Running r, RuntimeException cause) {
+        running.remove(r);
+        slots.of(r.sequence().slot()).clear();
+        slots.give(r.sequence().slot());
+        busy = running.size();
+        end(r.member(), null, cause);
+    }
+
+    /** A member has ended (with its sequence, a failure, or neither when it never started). */
+    private void end(Member m, Sequence done, RuntimeException failure) {
+        Group g = m.group();
+        g.results[m.index()] = done;
+        if (failure != null && g.failure == null) {
+            g.failure = failure;
+        }
+        if (--g.left == 0) {
+            ended.add(g);
+        }
+    }
+
+    /**
+     * Lets each prompt being admitted take what another running sequence's slot already holds of it (a system prompt
+     * they share, the other choices of one request): those positions are copied from that slot, not computed. A
+     * prompt whose shared part an earlier one is still computing waits for it, so that the part is computed once.
+     */
+    private void sharePrefixes() {
+        KvCache kv = lane.state().cache();
+        for (int i = 0; i < running.size(); i++) {
+            Sequence s = running.get(i).sequence();
+            waitingForPrefix[i] = false;
+            if (!s.prefilling()) {
+                continue;
+            }
+            int best = s.position();
+            int source = -1;
+            for (Running other : running) {
+                int n = other.sequence() == s ? 0 : s.reusableFrom(slots.of(other.sequence().slot()));
+                if (n > best) {
+                    best = n;
+                    source = other.sequence().slot();
+                }
+            }
+            if (source >= 0) {
+                kv.copy(source, s.slot(), s.position(), best);
+                s.adopt(best);
+            }
+            for (int j = 0; j < i && !waitingForPrefix[i]; j++) {
+                Sequence earlier = running.get(j).sequence();
+                int shared = s.commonPrompt(earlier);
+                waitingForPrefix[i] = earlier.prefilling() && earlier.position() < shared && s.position() < shared;
+            }
+        }
+    }
+
+    /**
+     * Tells the callers of the requests that ended; done after the context is dropped when no sequence is left, so
+     * that an idle model holds no context.
+     */
+    private void tellEnded() {
+        for (Group g : ended) {
+            if (g.failure != null) {
+                g.done.completeExceptionally(g.failure);
+            } else {
+                g.done.complete(java.util.Arrays.asList(g.results));
+            }
+        }
+        ended.clear();
+    }
+
+    /** Sequences running now. */
+    int busy() {
+        return busy;
+    }
+
+    /** Request members waiting for a free slot. */
+    int queued() {
+        return queued + arrivals.stream().mapToInt(g -> g.members.size()).sum();
+    }
+
+    @Override
+    public void close() {
+        stop(LanePool.CLOSE_WAIT);
+    }
+
+    /**
+     * Stops the loop: no step starts after the one in flight, whose sequences fail as the rest do, and the loop's
+     * thread is waited for up to {@code limit}. Returns whether it has ended, after which nothing it ran reads the
+     * model's memory.
+     */
+    boolean stop(Duration limit) {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join(Math.max(1, limit.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
+    }
+}

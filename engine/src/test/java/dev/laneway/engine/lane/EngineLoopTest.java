@@ -1,0 +1,100 @@
+package dev.laneway.engine.lane;
+
+import dev.laneway.engine.testing.Stories260k;
+import dev.laneway.spi.FinishReason;
+import dev.laneway.spi.GeneratedToken;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.Sampling;
+import dev.laneway.spi.TokenSink;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The engine loop's line: requests beyond the streams wait in it for a slot, in order; one whose client has gone
+ * before it starts never runs; one whose client goes while it runs leaves at the next step and frees its slot.
+ */
+class EngineLoopTest {
+
+    private static LanePool pool(int streams) {
+        return LanePool.create(streams, new HostDevice(), Stories260k.forward(), 8, new int[]{Stories260k.EOS},
+                LaneTimeouts.DEFAULT, ContextGate.open(), Clock.SYSTEM);
+    }
+
+    private static GenerationRequest greedy(int tokens) {
+        return new GenerationRequest(new int[]{Stories260k.BOS}, tokens, Sampling.GREEDY);
+    }
+
+    /** A sink that records its tokens and whose client can leave. */
+    private static final class Client implements TokenSink {
+        final List<Integer> ids = new ArrayList<>();
+        final AtomicBoolean gone = new AtomicBoolean();
+        final CountDownLatch first = new CountDownLatch(1);
+
+        @Override
+        public boolean accept(GeneratedToken token) {
+            ids.add(token.id());
+            first.countDown();
+            return true;
+        }
+
+        @Override
+        public boolean cancelled() {
+            return gone.get();
+        }
+    }
+
+    @Test
+    void requestsBeyondTheStreamsWaitInLineAndAClientGoneBeforeItsTurnNeverRuns() throws Exception {
+        try (LanePool pool = pool(1)) {
+            List<Integer> alone = new ArrayList<>();
+            pool.generate(greedy(40), t -> alone.add(t.id()));
+
+            Client running = new Client();
+            Client leaves = new Client();
+            Client waits = new Client();
+            CompletableFuture<List<GenerationResult>> first = pool.submit(List.of(greedy(40)), List.of(running));
+            CompletableFuture<List<GenerationResult>> second = pool.submit(List.of(greedy(40)), List.of(leaves));
+            CompletableFuture<List<GenerationResult>> third = pool.submit(List.of(greedy(40)), List.of(waits));
+            assertTrue(running.first.await(10, TimeUnit.SECONDS));
+            leaves.gone.set(true);
+            assertEquals(FinishReason.LENGTH, first.get(10, TimeUnit.SECONDS).get(0).finish());
+            assertNull(second.get(10, TimeUnit.SECONDS).get(0), "the request whose client left never started");
+            assertEquals(List.of(), leaves.ids);
+            assertEquals(FinishReason.LENGTH, third.get(10, TimeUnit.SECONDS).get(0).finish());
+            assertEquals(alone, running.ids);
+            assertEquals(alone, waits.ids, "the one that waited gives the same tokens");
+            assertEquals(0, pool.busy());
+            assertEquals(0, pool.queued());
+        }
+    }
+
+    @Test
+    void aClientThatLeavesFreesItsSlotAtTheNextStep() throws Exception {
+        try (LanePool pool = pool(2)) {
+            Client leaves = new Client();
+            Client stays = new Client();
+            CompletableFuture<List<GenerationResult>> left = pool.submit(List.of(greedy(400)), List.of(leaves));
+            CompletableFuture<List<GenerationResult>> kept = pool.submit(List.of(greedy(400)), List.of(stays));
+            assertTrue(leaves.first.await(10, TimeUnit.SECONDS));
+            leaves.gone.set(true);
+            left.get(10, TimeUnit.SECONDS);
+            int heard = leaves.ids.size();
+            assertTrue(heard < 400, "it left early: " + heard);
+            assertTrue(pool.busy() <= 1, "its slot is free: " + pool.busy());
+            GenerationResult other = kept.get(30, TimeUnit.SECONDS).get(0);
+            assertEquals(other.generatedTokens(), stays.ids.size(), "the other went on to its own end");
+            assertTrue(stays.ids.size() > heard, stays.ids.size() + " tokens against " + heard);
+        }
+    }
+}
