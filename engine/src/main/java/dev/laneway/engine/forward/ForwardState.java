@@ -39,13 +39,13 @@ public final class ForwardState {
         this.contextLength = dims.contextLength();
     }
 
-    /** The batch the next forward call runs: fill it, then call {@link LaneForward#forward(ForwardState, StepRunner)}. */
+    /** The batch the next forward call runs: fill it, then run the forward's steps ({@link LaneForward#bind}). */
     public Batch batch() {
         return batch;
     }
 
     /** Checks the batch against the context and makes room in the cache for its positions. */
-    void prepare() {
+    public void prepare() {
         if (batch.segments == 0) {
             throw new IllegalArgumentException("an empty batch");
         }

@@ -147,23 +147,24 @@ public final class FusedForward implements LaneForward {
     }
 
     @Override
-    public float[] forward(ForwardState state, StepRunner runner) {
-        state.prepare();
+    public List<BoundStep> bind(ForwardState state) {
         Batch b = state.batch;
+        List<BoundStep> bound = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
-            runner.run(infos.get(i), steps.get(i), state, b.totalRows, b.firstPosition());
+            Step step = steps.get(i);
+            bound.add(new BoundStep(infos.get(i), () -> step.run(state, b.totalRows, b.firstPosition())));
         }
+        return bound;
+    }
+
+    @Override
+    public float[] logits(ForwardState state) {
         return state.buffers[LOGITS];
     }
 
     @Override
     public int logitsStride() {
         return logitsLength;
-    }
-
-    /** {@link #forward(ForwardState, int[], int, int, int, StepRunner)} with every step run directly. */
-    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos) {
-        return forward(state, tokens, offset, n, startPos, StepRunner.DIRECT);
     }
 
     @Override

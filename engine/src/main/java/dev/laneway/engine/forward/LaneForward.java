@@ -25,19 +25,34 @@ public interface LaneForward {
     ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv);
 
     /**
-     * Runs the state's {@link ForwardState#batch() batch}, each step through {@code runner}, and returns the logits
-     * its segments asked for, one row of the vocabulary each in their order (a view into the state, valid until the
-     * next call).
+     * The steps of a forward call over {@code state}, bound to it: run in order, after {@link ForwardState#prepare()},
+     * they compute the state's {@link ForwardState#batch() batch}, and {@link #logits} holds its logits. A device lane
+     * binds them once and runs each as a kernel run on its context.
      */
-    float[] forward(ForwardState state, StepRunner runner);
+    java.util.List<BoundStep> bind(ForwardState state);
 
     /**
-     * Runs {@code n} tokens of the sequence in slot 0 at positions {@code startPos ..}, each step through {@code runner},
-     * and returns the logits of the last token (a view into the state, valid until the next call).
+     * The logits the batch's segments asked for, one row of {@link #logitsStride()} each in their order (a view into
+     * the state, valid until the next call).
      */
-    default float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos, StepRunner runner) {
+    float[] logits(ForwardState state);
+
+    /** Runs the state's batch on the calling thread, every step directly, and returns its logits. */
+    default float[] forward(ForwardState state) {
+        state.prepare();
+        for (BoundStep step : bind(state)) {
+            step.work().run();
+        }
+        return logits(state);
+    }
+
+    /**
+     * Runs {@code n} tokens of the sequence in slot 0 at positions {@code startPos ..} on the calling thread, and
+     * returns the logits of the last token (a view into the state, valid until the next call).
+     */
+    default float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos) {
         state.batch().clear().add(0, startPos, tokens, offset, n, true);
-        return forward(state, runner);
+        return forward(state);
     }
 
     /** A state buffer by name, for diagnostics; null when there is none. */

@@ -35,12 +35,20 @@ public final class OneSubmissionForward implements LaneForward {
         return inner.newState(maxBatch, maxSequences, kv);
     }
 
+    /** One step: every step of the inner forward, in order. */
     @Override
-    public float[] forward(ForwardState state, StepRunner runner) {
-        float[][] logits = new float[1][];
-        runner.run(info, (s, rows, pos) -> logits[0] = inner.forward(s, StepRunner.DIRECT), state,
-                state.batch().rows(), state.batch().firstPosition());
-        return logits[0];
+    public List<BoundStep> bind(ForwardState state) {
+        List<BoundStep> steps = inner.bind(state);
+        return List.of(new BoundStep(info, () -> {
+            for (BoundStep step : steps) {
+                step.work().run();
+            }
+        }));
+    }
+
+    @Override
+    public float[] logits(ForwardState state) {
+        return inner.logits(state);
     }
 
     @Override

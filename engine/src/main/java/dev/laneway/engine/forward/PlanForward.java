@@ -72,21 +72,19 @@ public final class PlanForward implements LaneForward {
         return logitsStride;
     }
 
-    /**
-     * Runs {@code n} tokens at positions {@code startPos ..} through the model, filling the KV cache, and returns the
-     * logits of the last of them (a view into the state, valid until the next call).
-     */
-    public float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos) {
-        return forward(state, tokens, offset, n, startPos, StepRunner.DIRECT);
+    @Override
+    public List<BoundStep> bind(ForwardState state) {
+        Batch b = state.batch;
+        List<BoundStep> bound = new ArrayList<>();
+        for (int i = 0; i < steps.size(); i++) {
+            Step step = steps.get(i);
+            bound.add(new BoundStep(infos.get(i), () -> step.run(state, b.totalRows, b.firstPosition())));
+        }
+        return bound;
     }
 
     @Override
-    public float[] forward(ForwardState state, StepRunner runner) {
-        state.prepare();
-        Batch b = state.batch;
-        for (int i = 0; i < steps.size(); i++) {
-            runner.run(infos.get(i), steps.get(i), state, b.totalRows, b.firstPosition());
-        }
+    public float[] logits(ForwardState state) {
         return state.buffers[logits];
     }
 

@@ -1,7 +1,6 @@
 package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.Batch;
-import dev.laneway.engine.generate.BatchRunner;
 import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
@@ -163,23 +162,25 @@ final class EngineLoop implements AutoCloseable {
     /** One context's life: steps until no sequence is left, or a fault ends the context. */
     private void busyPeriod() {
         try {
-            lane.onFreshContext(runner -> {
+            lane.begin();
+            try {
                 while (!closed) {
                     for (Group g; (g = arrivals.poll()) != null; ) {
                         take(g);
                     }
                     admit();
                     if (running.isEmpty()) {
-                        return null;
+                        break;
                     }
-                    step(runner);
+                    step();
                     if (running.isEmpty() && arrivals.isEmpty() && waiting.isEmpty()) {
-                        return null;
+                        break;
                     }
                     tellEnded();
                 }
-                return null;
-            });
+            } finally {
+                lane.end();
+            }
             tellEnded();
         } catch (DeviceFaultException fault) {
             tellEnded();
@@ -226,8 +227,8 @@ final class EngineLoop implements AutoCloseable {
     }
 
     /** Plans a step (unless one is being retried), runs it, and gives each sequence its logits. */
-    private void step(BatchRunner runner) {
-        Batch batch = runner.batch();
+    private void step() {
+        Batch batch = lane.state().batch();
         if (step.isEmpty()) {
             for (Running r : new ArrayList<>(running)) {
                 if (r.member().sink().cancelled()) {
@@ -248,9 +249,9 @@ final class EngineLoop implements AutoCloseable {
                 step.add(r);
             }
         }
-        float[] logits = runner.run();
+        float[] logits = lane.run();
         retrying = false;
-        int stride = runner.logitsStride();
+        int stride = lane.logitsStride();
         int logitRow = 0;
         for (int i = 0; i < step.size(); i++) {
             Running r = step.get(i);

@@ -3,8 +3,7 @@ package dev.laneway.engine.lane;
 import dev.laneway.engine.forward.ForwardState;
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.forward.StepInfo;
-import dev.laneway.engine.forward.Batch;
-import dev.laneway.engine.generate.BatchRunner;
+import dev.laneway.engine.forward.BoundStep;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.StepCounts;
 import dev.laneway.spi.device.Device;
@@ -22,15 +21,16 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 
 /**
- * A model on a device (docs/lanes.md): the activations and a KV cache with a slot per stream, allocated once (the
- * weights are shared), the cache growing as positions are first reached. Each busy period gets a fresh context:
- * {@code begin} opens and configures it (an init run with its own bound, then the output-head configuration), each
- * step's kernels run on it with deadlines, and {@code end} drops it on every path, exceptions included. A device fault
- * ends the context with a recorded diagnostic; the engine loop that drives the lane runs the step again on a fresh
- * context, and fails that step's sequences if it faults again. The KV cache outlives the context.
+ * A model on a device (docs/lanes.md), the device runner of its engine loop: the activations and a KV cache with a
+ * slot per stream, allocated once (the weights are shared), the cache growing as positions are first reached, and the
+ * forward's steps bound to them. Each busy period gets a fresh context: {@link #begin} opens and configures it (an init
+ * run with its own bound, then the output-head configuration), {@link #run} runs a step's kernels on it with deadlines,
+ * and {@link #end} drops it, which the loop does on every path. A device fault aborts the context with a recorded
+ * diagnostic (which kernel, layer and position were in flight, for how long, digests of the argument buffers); the
+ * loop runs the step again in a fresh busy period, and fails that step's sequences if it faults again. The KV cache
+ * outlives the context.
  */
 public final class Lane {
     /** The name of the context's init run. */
@@ -43,14 +43,26 @@ public final class Lane {
     private final ContextGate gate;
     private final LaneForward forward;
     private final ForwardState state;
+    /** The forward's steps bound to the state, once. */
+    private final BoundStep[] steps;
     private final FaultLog faults;
     private final LaneTimeouts timeouts;
     private final Clock clock;
     private volatile long lastProgress;
-    private volatile Generation current;
+    /** The busy period's context; null while the lane is idle. */
+    private volatile DeviceContext context;
     private volatile String stalled;
+    /** Whether a fault ended a context of this busy period. */
+    private boolean faulted;
+    private long opened;
+    private long lastRunEnd;
+    private KernelRun inFlight;
+    private StepInfo inFlightStep;
+    private long inFlightStart;
+    private long inFlightIdle;
+    private Duration inFlightDeadline = Duration.ZERO;
     /** Steps run, the sequences and rows in them: written by the one thread that runs steps, read by metrics. */
-    private final AtomicLong steps = new AtomicLong();
+    private final AtomicLong stepCount = new AtomicLong();
     private final AtomicLong stepSequences = new AtomicLong();
     private final AtomicLong stepRows = new AtomicLong();
 
@@ -60,6 +72,7 @@ public final class Lane {
         this.gate = gate;
         this.forward = forward;
         this.state = state;
+        this.steps = forward.bind(state).toArray(BoundStep[]::new);
         this.faults = faults;
         this.timeouts = timeouts;
         this.clock = clock;
@@ -69,63 +82,109 @@ public final class Lane {
         return device;
     }
 
-    /** When the lane last made progress (a generation began or a kernel run ended), on its clock. */
+    /** When the lane last made progress (a busy period began or a kernel run ended), on its clock. */
     public long lastProgress() {
         return lastProgress;
     }
 
-    /** Whether a generation is running on the lane. */
+    /** Whether the lane holds a context (a busy period). */
     public boolean busy() {
-        return current != null;
+        return context != null;
     }
 
     /**
-     * Fails the running generation, if any, for want of progress: its context is aborted, and the generation ends
-     * with a device fault at its next step. Called by the {@link Watchdog}.
+     * Fails the step in flight, if any, for want of progress: its context is aborted, and the step ends with a device
+     * fault. Called by the {@link Watchdog}.
      */
     void stall(String reason) {
-        Generation g = current;
-        if (g != null) {
+        if (context != null) {
             stalled = reason;
-            g.abort();
+            abort();
         }
     }
 
-    /** The activations and KV cache the lane's forwards run on. */
+    /** The activations and KV cache the lane's forward runs on: fill its batch, then {@link #run()}. */
     ForwardState state() {
         return state;
     }
 
+    /** Floats from one row of logits to the next. */
+    int logitsStride() {
+        return forward.logitsStride();
+    }
+
     /**
-     * Runs {@code work} on a fresh context: open and configure it, then drop it on every path. A device fault is
-     * recorded with its diagnostic and comes out as a {@link DeviceFaultException}; the context is gone by then.
+     * Begins a busy period: waits (bounded) for the right to open a context, opens a fresh one and configures it (the
+     * init run with its own bound, then the output head). {@link #end()} must follow, whatever happens after.
+     *
+     * @throws DeviceFaultException when the device fails to; the diagnostic is recorded and nothing is left open
      */
-    <T> T onFreshContext(Function<BatchRunner, T> work) {
+    void begin() {
         gate.acquire(device, timeouts.open());
-        Generation g = null;
+        faulted = false;
+        lastProgress = clock.nanoTime();
+        stalled = null;
         try {
-            lastProgress = clock.nanoTime();
-            stalled = null;
-            g = new Generation(openContext());
-            current = g;
-            g.configure();
-            T result = work.apply(g);
-            faults.succeeded();
-            return result;
+            context = openContext();
+            opened = clock.nanoTime();
+            lastRunEnd = opened;
+            runKernel(KernelRun.named(INIT_KERNEL), timeouts.init(), null);
+            runKernel(KernelRun.named(HEAD_KERNEL), timeouts.run(), null);
         } catch (DeviceFault fault) {
-            throw failed(g, fault);
-        } finally {
-            current = null;
-            if (g != null) {
-                g.end();
-            }
-            gate.release(device);
+            DeviceFaultException e = failed(fault);
+            end();
+            throw e;
         }
+    }
+
+    /**
+     * Runs the state's batch: each step of the forward as a kernel run on the context, with its deadline. Returns the
+     * logits its segments asked for, a row of {@link #logitsStride()} each.
+     *
+     * @throws DeviceFaultException when the device fails a step; the diagnostic is recorded and the context aborted,
+     *                              so the busy period must {@link #end()}
+     */
+    float[] run() {
+        state.prepare();
+        int position = state.batch().firstPosition();
+        try {
+            for (BoundStep step : steps) {
+                StepInfo info = step.info();
+                runKernel(new KernelRun(info.kernel(), info.layer(), position, List.of(), step.work()), timeouts.run(),
+                        info);
+            }
+        } catch (DeviceFault fault) {
+            throw failed(fault);
+        }
+        stepCount.incrementAndGet();
+        stepSequences.addAndGet(state.batch().segments());
+        stepRows.addAndGet(state.batch().rows());
+        return forward.logits(state);
+    }
+
+    /** Ends the busy period: releases what references the context, then the context, then the right to one. */
+    void end() {
+        DeviceContext c = context;
+        inFlight = null;
+        inFlightStep = null;
+        context = null;
+        if (c != null) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                System.getLogger(Lane.class.getName()).log(System.Logger.Level.WARNING,
+                        "device " + device.name() + ": closing context " + c.id() + " failed: " + e.getMessage());
+            }
+        }
+        if (!faulted) {
+            faults.succeeded();
+        }
+        gate.release(device);
     }
 
     /** What the forward steps of this lane have run. */
     StepCounts steps() {
-        return new StepCounts(steps.get(), stepSequences.get(), stepRows.get());
+        return new StepCounts(stepCount.get(), stepSequences.get(), stepRows.get());
     }
 
     /** Opens a fresh context; a device that cannot is on record. */
@@ -133,139 +192,81 @@ public final class Lane {
         try {
             return device.open(timeouts.open());
         } catch (DeviceFault fault) {
+            faulted = true;
             faults.record(new Diagnostic(Instant.now(), device.name(), -1, "open", -1, -1, Duration.ZERO,
                     timeouts.open(), List.of(), Duration.ZERO, Duration.ZERO, fault.getMessage()));
             throw fault;
         }
     }
 
-    private DeviceFaultException failed(Generation g, DeviceFault fault) {
-        if (g != null) {
-            faults.record(g.diagnose(fault));
-            g.abort();
+    private DeviceFaultException failed(DeviceFault fault) {
+        if (context != null) {
+            faulted = true;
+            faults.record(diagnose(fault));
+            abort();
         }
         return new DeviceFaultException(device.name(), "device " + device.name() + " failed this generation: "
                 + fault.getMessage(), fault);
     }
 
-    /** One busy period's use of a context: the batches it runs, each step with a deadline. */
-    private final class Generation implements BatchRunner {
-        private volatile DeviceContext context;
-        private long opened = clock.nanoTime();
-        private long lastRunEnd = opened;
-        private KernelRun inFlight;
-        private StepInfo inFlightStep;
-        private long inFlightStart;
-        private long inFlightIdle;
-        private Duration inFlightDeadline = Duration.ZERO;
-
-        Generation(DeviceContext context) {
-            this.context = context;
+    private void runKernel(KernelRun run, Duration deadline, StepInfo info) {
+        long now = clock.nanoTime();
+        inFlight = run;
+        inFlightStep = info;
+        inFlightStart = now;
+        inFlightIdle = now - lastRunEnd;
+        inFlightDeadline = deadline;
+        try {
+            context.run(run, deadline);
+        } catch (DeviceFault fault) {
+            throw stalled != null ? watchdogFault(fault) : fault;
         }
-
-        /** The init run, with its own bound, then the output-head configuration. */
-        void configure() {
-            run(KernelRun.named(INIT_KERNEL), timeouts.init(), null);
-            run(KernelRun.named(HEAD_KERNEL), timeouts.run(), null);
+        if (stalled != null) {
+            throw watchdogFault(null);
         }
+        lastRunEnd = clock.nanoTime();
+        lastProgress = lastRunEnd;
+        inFlight = null;
+    }
 
-        @Override
-        public Batch batch() {
-            return state.batch();
-        }
+    private DeviceFault watchdogFault(DeviceFault cause) {
+        return new DeviceFault(device.name(), DeviceFault.Kind.TIMEOUT, "watchdog: " + stalled, cause);
+    }
 
-        @Override
-        public float[] run() {
-            float[] logits = forward.forward(state, (info, step, st, batch, start) ->
-                    run(new KernelRun(info.kernel(), info.layer(), start, List.of(), () -> step.run(st, batch, start)),
-                            timeouts.run(), info));
-            steps.incrementAndGet();
-            stepSequences.addAndGet(state.batch().segments());
-            stepRows.addAndGet(state.batch().rows());
-            return logits;
-        }
+    private Diagnostic diagnose(DeviceFault fault) {
+        long now = clock.nanoTime();
+        KernelRun run = inFlight;
+        DeviceContext c = context;
+        return new Diagnostic(Instant.now(), device.name(), c != null ? c.id() : -1,
+                run != null ? run.kernel() : "none", run != null ? run.layer() : -1,
+                run != null ? run.position() : -1, Duration.ofNanos(now - inFlightStart), inFlightDeadline,
+                args(), Duration.ofNanos(now - opened), Duration.ofNanos(inFlightIdle), fault.getMessage());
+    }
 
-        @Override
-        public int logitsStride() {
-            return forward.logitsStride();
-        }
-
-        void run(KernelRun run, Duration deadline, StepInfo info) {
-            long now = clock.nanoTime();
-            inFlight = run;
-            inFlightStep = info;
-            inFlightStart = now;
-            inFlightIdle = now - lastRunEnd;
-            inFlightDeadline = deadline;
-            try {
-                context.run(run, deadline);
-            } catch (DeviceFault fault) {
-                throw stalled != null ? watchdogFault(fault) : fault;
-            }
-            if (stalled != null) {
-                throw watchdogFault(null);
-            }
-            lastRunEnd = clock.nanoTime();
-            lastProgress = lastRunEnd;
-            inFlight = null;
-        }
-
-        private DeviceFault watchdogFault(DeviceFault cause) {
-            return new DeviceFault(device.name(), DeviceFault.Kind.TIMEOUT, "watchdog: " + stalled, cause);
-        }
-
-        Diagnostic diagnose(DeviceFault fault) {
-            long now = clock.nanoTime();
-            KernelRun run = inFlight;
-            DeviceContext c = context;
-            return new Diagnostic(Instant.now(), device.name(), c != null ? c.id() : -1,
-                    run != null ? run.kernel() : "none", run != null ? run.layer() : -1,
-                    run != null ? run.position() : -1, Duration.ofNanos(now - inFlightStart), inFlightDeadline,
-                    args(), Duration.ofNanos(now - opened), Duration.ofNanos(inFlightIdle), fault.getMessage());
-        }
-
-        private List<Diagnostic.Arg> args() {
-            List<Diagnostic.Arg> args = new ArrayList<>();
-            if (inFlightStep != null) {
-                for (String name : inFlightStep.buffers()) {
-                    float[] buffer = forward.buffer(state, name);
-                    if (buffer != null) {
-                        args.add(new Diagnostic.Arg(name, 4L * buffer.length, digest(buffer)));
-                    }
+    private List<Diagnostic.Arg> args() {
+        List<Diagnostic.Arg> args = new ArrayList<>();
+        if (inFlightStep != null) {
+            for (String name : inFlightStep.buffers()) {
+                float[] buffer = forward.buffer(state, name);
+                if (buffer != null) {
+                    args.add(new Diagnostic.Arg(name, 4L * buffer.length, digest(buffer)));
                 }
             }
-            return args;
         }
+        return args;
+    }
 
-        /** Abandons the run in flight; a device whose abort throws is noted, never propagated. */
-        void abort() {
-            DeviceContext c = context;
-            if (c == null) {
-                return;
-            }
-            try {
-                c.abort();
-            } catch (RuntimeException e) {
-                System.getLogger(Lane.class.getName()).log(System.Logger.Level.WARNING,
-                        "device " + device.name() + ": abort of context " + c.id() + " failed: " + e.getMessage());
-            }
+    /** Abandons the run in flight; a device whose abort throws is noted, never propagated. */
+    private void abort() {
+        DeviceContext c = context;
+        if (c == null) {
+            return;
         }
-
-        /** Releases what references the context, then the context. */
-        void end() {
-            DeviceContext c = context;
-            inFlight = null;
-            inFlightStep = null;
-            context = null;
-            if (c == null) {
-                return;  // a reopening after a faulted step failed
-            }
-            try {
-                c.close();
-            } catch (RuntimeException e) {
-                System.getLogger(Lane.class.getName()).log(System.Logger.Level.WARNING,
-                        "device " + device.name() + ": closing context " + c.id() + " failed: " + e.getMessage());
-            }
+        try {
+            c.abort();
+        } catch (RuntimeException e) {
+            System.getLogger(Lane.class.getName()).log(System.Logger.Level.WARNING,
+                    "device " + device.name() + ": abort of context " + c.id() + " failed: " + e.getMessage());
         }
     }
 

@@ -84,13 +84,13 @@ class BatchForwardTest {
         ForwardState state = forward.newState(64, KvCache.Precision.F16);
         int vocab = forward.dims().vocab();
         float[][] out = new float[steps][];
-        float[] logits = forward.forward(state, prompt, 0, prompt.length, 0, StepRunner.DIRECT);
+        float[] logits = forward.forward(state, prompt, 0, prompt.length, 0);
         int pos = prompt.length;
         for (int t = 0; t < steps; t++) {
             out[t] = Arrays.copyOf(logits, vocab);
             if (t + 1 < steps) {
                 int[] next = {Sampler.argmax(logits, vocab)};
-                logits = forward.forward(state, next, 0, 1, pos++, StepRunner.DIRECT);
+                logits = forward.forward(state, next, 0, 1, pos++);
             }
         }
         return out;
@@ -125,7 +125,7 @@ class BatchForwardTest {
             if (order.isEmpty()) {
                 return out;
             }
-            float[] logits = forward.forward(state, StepRunner.DIRECT);
+            float[] logits = forward.forward(state);
             for (int r = 0; r < order.size(); r++) {
                 int i = order.get(r);
                 float[] row = Arrays.copyOfRange(logits, r * stride, r * stride + vocab);

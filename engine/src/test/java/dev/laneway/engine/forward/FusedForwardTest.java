@@ -96,6 +96,14 @@ class FusedForwardTest {
         }
     }
 
+    private static void decode(ForwardState state, List<BoundStep> steps, int[] token, int position) {
+        state.batch().clear().add(0, position, token, 0, 1, true);
+        state.prepare();
+        for (int i = 0; i < steps.size(); i++) {
+            steps.get(i).work().run();
+        }
+    }
+
     @Test
     void decodingAllocatesNothing() {
         NativeKernels kernels = kernels(NativeKernels.bestIsa());
@@ -103,16 +111,17 @@ class FusedForwardTest {
         FusedForward fused = FusedForward.compile(variant, DIMS, RandomWeights.of(variant, Layout.TILES_Q8,
                 new Random(1)), kernels);
         ForwardState state = fused.newState(4, KvCache.Precision.F16);
+        List<BoundStep> steps = fused.bind(state);  // bound once, as a lane binds them
         int[] token = {5};
         for (int i = 0; i < 2000; i++) {  // warm up: compilation, the kernels' thread buffers
-            fused.forward(state, token, 0, 1, i % 60);
+            decode(state, steps, token, i % 60);
         }
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         threads.getCurrentThreadAllocatedBytes();
         long before = threads.getCurrentThreadAllocatedBytes();
         for (int i = 0; i < 2000; i++) {
-            fused.forward(state, token, 0, 1, i % 60);
+            decode(state, steps, token, i % 60);
         }
         long allocated = threads.getCurrentThreadAllocatedBytes() - before;
         assertTrue(allocated < 4096, allocated + " bytes allocated by 2000 forward calls");
@@ -123,12 +132,8 @@ class FusedForwardTest {
         StandardPlans.Variant variant = variants().get(0);
         FusedForward fused = FusedForward.compile(variant, DIMS, RandomWeights.of(variant, Layout.F32, new Random(2)),
                 kernels(Isa.SCALAR));
-        List<StepInfo> seen = new ArrayList<>();
-        fused.forward(fused.newState(4, KvCache.Precision.F16), new int[] {1, 2, 3}, 0, 3, 0,
-                (info, step, state, batch, start) -> {
-                    seen.add(info);
-                    step.run(state, batch, start);
-                });
+        List<StepInfo> seen = fused.bind(fused.newState(4, KvCache.Precision.F16)).stream().map(BoundStep::info)
+                .toList();
         assertEquals(List.of("embed", "fused_layer", "fused_layer", "head"), seen.stream().map(StepInfo::kernel)
                 .toList());
         assertEquals(List.of(-1, 0, 1, -1), seen.stream().map(StepInfo::layer).toList());

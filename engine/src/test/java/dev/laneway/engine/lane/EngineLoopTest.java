@@ -97,4 +97,31 @@ class EngineLoopTest {
             assertTrue(stays.ids.size() > heard, stays.ids.size() + " tokens against " + heard);
         }
     }
+
+    /**
+     * A step that faults twice fails the requests in it, and only those: a request waiting in line meanwhile runs
+     * after it, exactly as without the faults.
+     */
+    @Test
+    void aStepFaultedTwiceFailsOnlyItsOwnRequests() throws Exception {
+        List<Integer> expected = new ArrayList<>();
+        try (LanePool clean = pool(1)) {
+            clean.generate(greedy(24), t -> expected.add(t.id()));
+        }
+        ChaosDevice device = new ChaosDevice("chaos:cpu", new HostDevice(),
+                ChaosConfig.none().withFailAt(10, 3).withFailAt(10, 4), Clock.SYSTEM);
+        try (LanePool pool = LanePool.create(1, device, Stories260k.forward(), 8, new int[]{Stories260k.EOS},
+                LaneTimeouts.DEFAULT, ContextGate.open(), Clock.SYSTEM)) {
+            Client faulted = new Client();
+            Client next = new Client();
+            CompletableFuture<List<GenerationResult>> first = pool.submit(List.of(greedy(24)), List.of(faulted));
+            CompletableFuture<List<GenerationResult>> second = pool.submit(List.of(greedy(24)), List.of(next));
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> first.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof dev.laneway.spi.DeviceFaultException, e.getCause().toString());
+            assertEquals(FinishReason.LENGTH, second.get(10, TimeUnit.SECONDS).get(0).finish());
+            assertEquals(expected, next.ids);
+            assertEquals(0, device.liveContexts());
+        }
+    }
 }
