@@ -1,8 +1,6 @@
 package dev.laneway.engine.laya;
 
-import dev.laneway.engine.model.ModelAssembly;
 import dev.laneway.spi.Laya;
-import dev.laneway.spi.RouteOptions;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -50,17 +48,17 @@ public record LayaCheckpoint(Path dir, RoutePolicy policy, Optional<Path> scorer
     }
 
     /**
-     * The classifier: the scorer opened on the host, or the heuristic when there is no scorer.
+     * The classifier: the scorer opened on the host by {@code opener}, or the heuristic when there is no scorer.
      *
      * @throws LayaException when the scorer cannot be opened or cannot pose the question
      */
-    public Classifier openClassifier() throws LayaException {
+    public Classifier openClassifier(ScoringModel.Opener opener) throws LayaException {
         if (scorer.isEmpty()) {
             return new HeuristicClassifier();
         }
         ScoringModel model;
         try {
-            model = ScoringModel.of(ModelAssembly.perOp(scorer.get(), RouteOptions.defaults(), SCORER_ROUTE));
+            model = opener.open(scorer.get());
         } catch (IOException | RuntimeException e) {
             throw new LayaException("laya: the scorer " + scorer.get() + " cannot be opened: " + e.getMessage(), e);
         }

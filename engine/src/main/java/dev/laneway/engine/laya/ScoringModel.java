@@ -1,7 +1,5 @@
 package dev.laneway.engine.laya;
 
-import dev.laneway.engine.model.LanewayModel;
-
 /** The language model a {@link ScorerClassifier} asks: its tokenizer, its context and its next-token logits. */
 public interface ScoringModel extends AutoCloseable {
 
@@ -17,28 +15,9 @@ public interface ScoringModel extends AutoCloseable {
     @Override
     void close();
 
-    /** An opened container as a scoring model; closing it closes the model. */
-    static ScoringModel of(LanewayModel model) {
-        return new ScoringModel() {
-            @Override
-            public int[] encode(String text, boolean addSpecial) {
-                return model.tokenize(text, addSpecial, false);
-            }
-
-            @Override
-            public float[] nextTokenLogits(int[] prompt) {
-                return model.nextTokenLogits(prompt);
-            }
-
-            @Override
-            public int contextLength() {
-                return model.info().contextLength();
-            }
-
-            @Override
-            public void close() {
-                model.close();
-            }
-        };
+    /** Opens the scorer a checkpoint holds (its directory) as a scoring model. */
+    @FunctionalInterface
+    interface Opener {
+        ScoringModel open(java.nio.file.Path dir) throws java.io.IOException;
     }
 }

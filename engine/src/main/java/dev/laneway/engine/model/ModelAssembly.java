@@ -19,6 +19,7 @@ import dev.laneway.engine.laya.Classifier;
 import dev.laneway.engine.laya.LayaCheckpoint;
 import dev.laneway.engine.laya.LayaRouter;
 import dev.laneway.engine.laya.RoutedModel;
+import dev.laneway.engine.laya.ScoringModel;
 import dev.laneway.engine.tokenizer.BackgroundResult;
 import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.engine.tokenizer.ChatTemplateException;
@@ -146,12 +147,42 @@ public final class ModelAssembly {
         return routed(dir, options, route, context, log, ForwardCompiler.PER_OP, UnaryOperator.identity());
     }
 
+    /** A Laya checkpoint's scorer, opened on the host with the per-op forward. */
+    public static ScoringModel scorer(Path dir) throws IOException {
+        return scoring(perOp(dir, RouteOptions.defaults(), LayaCheckpoint.SCORER_ROUTE));
+    }
+
+    /** An opened model as a scoring model; closing it closes the model. */
+    public static ScoringModel scoring(LanewayModel model) {
+        return new ScoringModel() {
+            @Override
+            public int[] encode(String text, boolean addSpecial) {
+                return model.tokenize(text, addSpecial, false);
+            }
+
+            @Override
+            public float[] nextTokenLogits(int[] prompt) {
+                return model.nextTokenLogits(prompt);
+            }
+
+            @Override
+            public int contextLength() {
+                return model.info().contextLength();
+            }
+
+            @Override
+            public void close() {
+                model.close();
+            }
+        };
+    }
+
     private static RoutedModel routed(Path dir, RouteOptions options, String route, RouteContext context,
                                       Consumer<String> log, ForwardCompiler compiler,
                                       UnaryOperator<LaneForward> submission) throws IOException {
         Path laya = options.laya().orElseThrow(() -> new IllegalArgumentException("no --laya checkpoint given"));
         LayaCheckpoint checkpoint = LayaCheckpoint.load(laya);
-        Classifier classifier = checkpoint.openClassifier();
+        Classifier classifier = checkpoint.openClassifier(ModelAssembly::scorer);
         Compiled compiled = null;
         Map<String, ServedModel> byDevice = new LinkedHashMap<>();
         try {

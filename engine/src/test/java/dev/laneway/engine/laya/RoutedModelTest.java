@@ -124,7 +124,7 @@ class RoutedModelTest {
             assertTrue(log.get(0).contains("; classifier scorer " + checkpoint.resolve("scorer") + "; "), log.get(0));
             RouteDecision d = model.route(RoutingInput.prompt(CODE)).orElseThrow();
             Classification expected;
-            try (Classifier scorer = LayaCheckpoint.load(checkpoint).openClassifier()) {
+            try (Classifier scorer = LayaCheckpoint.load(checkpoint).openClassifier(dev.laneway.engine.model.ModelAssembly::scorer)) {
                 expected = scorer.classify(CODE);
             }
             assertEquals(expected.requestClass().wireName(), d.requestClass());

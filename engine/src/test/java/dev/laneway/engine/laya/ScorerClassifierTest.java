@@ -35,7 +35,7 @@ class ScorerClassifierTest {
     @BeforeAll
     static void open() {
         model = Packed.open(Packed.stories260k("f32"), "java");
-        scorer = new ScorerClassifier(ScoringModel.of(model), "stories260K");
+        scorer = new ScorerClassifier(dev.laneway.engine.model.ModelAssembly.scoring(model), "stories260K");
     }
 
     @AfterAll
