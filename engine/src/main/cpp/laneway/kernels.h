@@ -110,9 +110,9 @@ inline long long compactBytes(int layout, int rows, int cols) {
 }
 
 // Native memory for one model's weight copies (compact and lanes), handed out in order from chunks that the kernel is
-// asked to back with 2 MiB pages, and freed all at once. A product reads its weights every token; on 4 KiB pages the
-// stories15M shape's 16 MB take about 4000 TLB entries per token, and its decode step ran 6-10% slower than on 2 MiB
-// pages. One chunk holds many small matrices, so a page is not rounded up per matrix.
+// asked to back with 2 MiB pages, and freed all at once. A product reads its weights every token, and on 4 KiB pages
+// a model's weights take thousands of TLB entries per token (docs/performance.md). One chunk holds many small
+// matrices, so a page is not rounded up per matrix.
 class CopyArena {
 public:
     ~CopyArena() {

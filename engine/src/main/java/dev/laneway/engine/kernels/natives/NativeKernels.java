@@ -215,7 +215,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * memory it took (0 for most matrices). A Q8 or q4_1 matrix whose columns are not a multiple of 256 is copied once
      * into a compact layout without the tiles' column padding (on AVX-512, the lanes layout, which is compact too and
      * spares the products the transposition of every group): reading around the padding costs a third of the memory
-     * bandwidth (32000 × 288 Q8: 12 GB/s of used bytes against 17 GB/s unpadded, one thread), and the copy is smaller
+     * bandwidth (docs/performance.md), and the copy is smaller
      * than the tiles. Other matrices are used in place. The copy lives as long as these kernels: use one instance per
      * loaded model and close it with the model. Thread-safe.
      *

@@ -9,7 +9,7 @@ import java.util.Map;
  * product reads its weights in place (they stay cached from one token to the next); once they outgrow it, weights
  * stream from memory on every token, and the products read them the way that keeps more reads in flight on this CPU
  * ({@link Streaming}): staged or prefetched, which reads memory 1.2–1.5 times faster than in place (docs/kernels.md),
- * and would make cached weights slower to read (staged: a 16 MB model's decode step takes 1.4 ms against 0.9).
+ * and would make cached weights slower to read (the measurements are in docs/performance.md).
  */
 final class WeightFootprint {
     private final long cacheBytes;
