@@ -198,14 +198,6 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         return numKeyValueHeads * headDim;
     }
 
-    /** The same config with another context length. */
-    public ModelConfig withMaxPositionEmbeddings(int n) {
-        return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,
-                intermediateSize, vocabSize, n, ropeTheta, rmsNormEps, tieWordEmbeddings, attentionBias, hiddenAct,
-                bosTokenId, eosTokenIds, ropeScaling, slidingWindow, slidingWindowPattern, ropeLocalTheta, queryPreAttnScalar,
-                finalLogitSoftcapping, partialRotaryFactor, experts, attnLogitSoftcapping);
-    }
-
     /** The same config with another vocabulary size. */
     public ModelConfig withVocabSize(int n) {
         return new ModelConfig(modelType, hiddenSize, numHiddenLayers, numAttentionHeads, numKeyValueHeads, headDim,

@@ -77,12 +77,6 @@ public record Dims(int hidden, int layers, int heads, int kvHeads, int headDim, 
         return kvHeads * headDim;
     }
 
-    /** A copy with another context length. */
-    public Dims withContextLength(int contextLength) {
-        return new Dims(hidden, layers, heads, kvHeads, headDim, ffn, vocab, rmsEps, rope, contextLength,
-                attentionScale, sliding, experts, attentionSoftcap);
-    }
-
     /** Whether every layer attends fully, rotates alike and scales by 1 / √headDim: what the fused layers compute. */
     public boolean uniformLayers() {
         return sliding.size() == 0 && attentionScale == (float) (1.0 / Math.sqrt(headDim)) && attentionSoftcap == 0;

@@ -130,11 +130,6 @@ public final class FusedForward implements LaneForward {
         return dims;
     }
 
-    /** The shape of every layer. */
-    public LayerShape layerShape() {
-        return shape;
-    }
-
     /** Fresh activations ({@code x}, the layers' {@code work}, {@code logits}) and a KV cache with a slot per sequence. */
     @Override
     public ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv) {

@@ -76,8 +76,4 @@ public final class TensorWeights implements WeightSource {
         return out;
     }
 
-    /** Whether a dtype is one {@link #toFloats} reads. */
-    static boolean plainFloat(DType type) {
-        return type == DType.F32 || type == DType.F16 || type == DType.BF16;
-    }
 }

@@ -7,9 +7,13 @@ import dev.laneway.engine.pack.GgufPacker;
 import dev.laneway.engine.testing.LlamaCppReference;
 import dev.laneway.engine.testing.Packed;
 import dev.laneway.spi.GeneratedToken;
+import dev.laneway.spi.GenerationRequest;
+import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
 import dev.laneway.spi.RouteOptions;
+import dev.laneway.spi.Sampling;
+import dev.laneway.spi.TokenSink;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -20,12 +24,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Every architecture, four sequences at a time in one engine loop, gives each the greedy tokens it gives alone: llama,
@@ -62,22 +66,30 @@ class ArchitecturesBatchedTest {
         }
         RouteOptions four = RouteOptions.defaults().withStreams(4).withOpt("batch", "8");
         try (LanewayModel model = Packed.open(container, kernels, four)) {
-            ExecutorService clients = Executors.newFixedThreadPool(prompts.size());
-            try {
-                List<Future<List<GeneratedToken>>> runs = new ArrayList<>();
-                for (int i = 0; i < prompts.size(); i++) {
-                    int[] prompt = prompts.get(i);
-                    int n = 20 + 4 * i;
-                    runs.add(clients.submit(() -> LlamaCppReference.generate(model, prompt, n)));
-                }
-                for (int i = 0; i < prompts.size(); i++) {
-                    assertEquals(alone.get(i), ids(runs.get(i).get(60, TimeUnit.SECONDS)),
-                            architecture + " " + kernels + ": prompt " + i);
-                }
-            } finally {
-                clients.shutdownNow();
+            // The first holds the loop at its first token until all are submitted: the others join it from there.
+            CountDownLatch submitted = new CountDownLatch(1);
+            List<List<GeneratedToken>> together = new ArrayList<>();
+            List<CompletableFuture<List<GenerationResult>>> runs = new ArrayList<>();
+            for (int i = 0; i < prompts.size(); i++) {
+                List<GeneratedToken> tokens = new ArrayList<>();
+                together.add(tokens);
+                TokenSink sink = token -> {
+                    try {
+                        submitted.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return tokens.add(token);
+                };
+                runs.add(model.submit(List.of(new GenerationRequest(prompts.get(i), 20 + 4 * i, Sampling.GREEDY, 10,
+                        true)), Optional.empty(), List.of(sink)));
             }
-            assertEquals(true, model.steps().sequences() > model.steps().steps(), "the sequences ran together: "
+            submitted.countDown();
+            for (int i = 0; i < prompts.size(); i++) {
+                runs.get(i).get(60, TimeUnit.SECONDS);
+                assertEquals(alone.get(i), ids(together.get(i)), architecture + " " + kernels + ": prompt " + i);
+            }
+            assertTrue(model.steps().sequences() > model.steps().steps(), "the sequences ran together: "
                     + model.steps());
         }
     }

@@ -91,11 +91,6 @@ public class Admission {
         });
     }
 
-    /** Stops a job: a waiting one never starts, a running one stops at its next step. */
-    void cancel(GenerationJob job) {
-        job.cancel();
-    }
-
     /** Requests admitted beyond the streams: waiting for one. */
     public int queued() {
         return Math.max(0, jobs.size() - streams);

@@ -57,10 +57,6 @@ final class GenerationJob {
         cancelled.set(true);
     }
 
-    boolean cancelled() {
-        return cancelled.get();
-    }
-
     /** Hands the choices to the model and returns; {@code onEnd} runs once the job has ended, whatever the outcome. */
     void start(Runnable onEnd) {
         StopStrings stops = new StopStrings(params.stops());

@@ -37,7 +37,7 @@ public final class Dispatcher {
 
     /** Asks the routes about {@code dir} and reports who serves it, or why nobody does. */
     public DispatchReport dispatch(Path dir, RouteOptions options) {
-        String shape = ModelShape.describe(dir);
+        String shape = DirectoryDescription.describe(dir);
         List<Verdict> verdicts = new ArrayList<>();
         Set<String> keysUsedToDecline = new HashSet<>();
         Route serving = null;

@@ -10,12 +10,12 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /** A one-line description of a model directory for messages: which files it holds and its declared architecture. */
-final class ModelShape {
+final class DirectoryDescription {
     private static final Pattern MODEL_TYPE = Pattern.compile("\"model_type\"\\s*:\\s*\"([^\"]{1,64})\"");
     private static final int MAX_FILES_NAMED = 8;
     private static final long MAX_CONFIG_BYTES = 1 << 20;
 
-    private ModelShape() {
+    private DirectoryDescription() {
     }
 
     static String describe(Path dir) {
