@@ -83,14 +83,14 @@ inline void destroyPool(long long pool) { delete (Pool*)(intptr_t)pool; }
 inline Pool& poolOf(long long pool) { return *(Pool*)(intptr_t)pool; }
 
 // w is in the container's layout, or in the compact layout (see common.h) when `compact`; `streaming` (a Streaming)
-// says how quantized weights are read (see nextGroup in ops.inc).
+// says how quantized weights are read (see nextGroup in tiles.inc).
 inline void matmul(long long pool, int isa, int layout, const signed char* w, int rows, int cols, bool compact,
                    int streaming, const float* x, float* out, int batch) {
     LW_DISPATCH(isa, matmul(poolOf(pool), layout, (const uint8_t*)w, rows, cols, compact, false, streaming, x, out,
                             batch))
 }
 
-// How weights that stream from memory are read fastest on this CPU (see nextGroup in ops.inc): prefetched into L2 on
+// How weights that stream from memory are read fastest on this CPU (see nextGroup in tiles.inc): prefetched into L2 on
 // AMD's cores with AVX-512 (Zen 4 and later), prefetched into L1 elsewhere, which won on Intel's cores and on AMD's
 // Zen 2.
 inline int preferredStreaming() {
@@ -275,7 +275,7 @@ inline void attention(long long pool, int isa, float* out, const float* q, int r
                                startPos, heads, kvHeads, headDim, scale, window, softcap))
 }
 
-// Attention over a half-precision KV cache, with llama.cpp's numerics (see ops.inc).
+// Attention over a half-precision KV cache, with llama.cpp's numerics (see elementwise.inc).
 inline void attentionHalf(long long pool, int isa, float* out, const float* q, int rowOffset, const short* keys,
                           const short* values, int kvOffset, int batch, int startPos, int heads, int kvHeads,
                           int headDim, float scale, int window, float softcap) {
@@ -359,7 +359,7 @@ inline void fusedHead(long long pool, int isa, long long head, const float* x, c
 }
 
 // One fused layer over a float cache, or a half-precision one (keys and values as 16-bit patterns), on the batch's
-// segments (see fusedLayer in ops.inc).
+// segments (see fusedLayer in layer.inc).
 inline void fusedLayer(long long pool, int isa, long long layer, float* x, float* work, float* keys, float* values,
                        const float* cosTable, const float* sinTable, int batch, const int* segments,
                        int segmentCount) {
