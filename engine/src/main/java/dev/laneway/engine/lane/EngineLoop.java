@@ -27,9 +27,8 @@ import java.util.function.IntFunction;
  * ({@link #sharePrefixes}).
  *
  * <p>A device context lives for a busy period: opened when a sequence arrives at an idle loop, dropped when the last
- * one leaves. A fault during a step drops the context; the step runs again once on a fresh one (it rewrites the same
- * positions), and if that faults too, the sequences of the step fail with the device error while the loop goes on with
- * any others.
+ * one leaves. A step the device fails runs again on a fresh context ({@link Lane#run}); if that faults too, the
+ * sequences of the step fail with the device error while the loop goes on with any others.
  */
 final class EngineLoop implements AutoCloseable {
     private final Lane lane;
@@ -44,9 +43,7 @@ final class EngineLoop implements AutoCloseable {
     private volatile boolean closed;
     private volatile int busy;
     private volatile int queued;
-    /** Whether the last busy period ended in a fault, so that the step it was running runs once more. */
-    private boolean retrying;
-    /** The sequences of the step being planned or run, and the rows each feeds; kept when its forward faults. */
+    /** The sequences of the step being planned or run, and the rows each feeds. */
     private final List<Running> step = new ArrayList<>();
     private final int[] stepRows;
     /** Whether running sequence i's prompt waits this step for another to compute the prefix they share. */
@@ -183,13 +180,8 @@ final class EngineLoop implements AutoCloseable {
             }
             tellEnded();
         } catch (DeviceFaultException fault) {
+            // The lane ran the step (or opened the context) once more already: its sequences (or all) fail.
             tellEnded();
-            if (!retrying) {
-                // A fault in a step, or while the context opened: that step (or the next one) runs once more.
-                retrying = true;
-                return;
-            }
-            retrying = false;
             List<Running> failed = new ArrayList<>(step.isEmpty() ? running : step);
             step.clear();
             failed.forEach(r -> fail(r, fault));
@@ -226,31 +218,28 @@ final class EngineLoop implements AutoCloseable {
         busy = running.size();
     }
 
-    /** Plans a step (unless one is being retried), runs it, and gives each sequence its logits. */
+    /** Plans a step, runs it, and gives each sequence its logits. */
     private void step() {
         Batch batch = lane.state().batch();
-        if (step.isEmpty()) {
-            for (Running r : new ArrayList<>(running)) {
-                if (r.member().sink().cancelled()) {
-                    r.sequence().stop();
-                    finish(r);
-                }
-            }
-            if (running.isEmpty()) {
-                return;
-            }
-            batch.clear();
-            sharePrefixes();
-            for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
-                    i -> running.get(i).sequence().promptLeft(), i -> waitingForPrefix[i], maxBatch,
-                    batch.maxSegments())) {
-                Running r = running.get(e.index());
-                stepRows[step.size()] = r.sequence().feed(batch, e.rows());
-                step.add(r);
+        for (Running r : new ArrayList<>(running)) {
+            if (r.member().sink().cancelled()) {
+                r.sequence().stop();
+                finish(r);
             }
         }
+        if (running.isEmpty()) {
+            return;
+        }
+        batch.clear();
+        sharePrefixes();
+        for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
+                i -> running.get(i).sequence().promptLeft(), i -> waitingForPrefix[i], maxBatch,
+                batch.maxSegments())) {
+            Running r = running.get(e.index());
+            stepRows[step.size()] = r.sequence().feed(batch, e.rows());
+            step.add(r);
+        }
         float[] logits = lane.run();
-        retrying = false;
         int stride = lane.logitsStride();
         int logitRow = 0;
         for (int i = 0; i < step.size(); i++) {

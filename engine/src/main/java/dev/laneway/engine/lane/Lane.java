@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * forward's steps bound to them. Each busy period gets a fresh context: {@link #begin} opens and configures it (an init
  * run with its own bound, then the output-head configuration), {@link #run} runs a step's kernels on it with deadlines,
  * and {@link #end} drops it, which the loop does on every path. A device fault aborts the context with a recorded
- * diagnostic (which kernel, layer and position were in flight, for how long, digests of the argument buffers); the
- * loop runs the step again in a fresh busy period, and fails that step's sequences if it faults again. The KV cache
+ * diagnostic (which kernel, layer and position were in flight, for how long, digests of the argument buffers), and the
+ * lane runs the step again on a fresh context; if that faults too, the loop fails that step's sequences. The KV cache
  * outlives the context.
  */
 public final class Lane {
@@ -115,21 +115,22 @@ public final class Lane {
 
     /**
      * Begins a busy period: waits (bounded) for the right to open a context, opens a fresh one and configures it (the
-     * init run with its own bound, then the output head). {@link #end()} must follow, whatever happens after.
+     * init run with its own bound, then the output head), once more on another fresh one if the device fails that.
+     * {@link #end()} must follow, whatever happens after.
      *
-     * @throws DeviceFaultException when the device fails to; the diagnostic is recorded and nothing is left open
+     * @throws DeviceFaultException when the device fails twice; the diagnostics are recorded and nothing is left open
      */
     void begin() {
         gate.acquire(device, timeouts.open());
         faulted = false;
-        lastProgress = clock.nanoTime();
-        stalled = null;
         try {
-            context = openContext();
-            opened = clock.nanoTime();
-            lastRunEnd = opened;
-            runKernel(KernelRun.named(INIT_KERNEL), timeouts.init(), null);
-            runKernel(KernelRun.named(HEAD_KERNEL), timeouts.run(), null);
+            try {
+                open();
+            } catch (DeviceFault fault) {
+                failed(fault);
+                drop();
+                open();
+            }
         } catch (DeviceFault fault) {
             DeviceFaultException e = failed(fault);
             end();
@@ -139,22 +140,27 @@ public final class Lane {
 
     /**
      * Runs the state's batch: each step of the forward as a kernel run on the context, with its deadline. Returns the
-     * logits its segments asked for, a row of {@link #logitsStride()} each.
+     * logits its segments asked for, a row of {@link #logitsStride()} each. A step the device fails runs once more on a
+     * fresh context (the KV cache and the batch live outside it, and the step rewrites the same positions, so its
+     * results are those of a fault-free run).
      *
-     * @throws DeviceFaultException when the device fails a step; the diagnostic is recorded and the context aborted,
-     *                              so the busy period must {@link #end()}
+     * @throws DeviceFaultException when the device fails the step twice; the diagnostics are recorded and the context
+     *                              aborted, so the busy period must {@link #end()}
      */
     float[] run() {
         state.prepare();
-        int position = state.batch().firstPosition();
         try {
-            for (BoundStep step : steps) {
-                StepInfo info = step.info();
-                runKernel(new KernelRun(info.kernel(), info.layer(), position, List.of(), step.work()), timeouts.run(),
-                        info);
-            }
+            runSteps();
         } catch (DeviceFault fault) {
-            throw failed(fault);
+            failed(fault);
+            drop();
+            try {
+                open();
+                runSteps();
+                faulted = false;  // the retry made it: this busy period ends as a success
+            } catch (DeviceFault again) {
+                throw failed(again);
+            }
         }
         stepCount.incrementAndGet();
         stepSequences.addAndGet(state.batch().segments());
@@ -162,8 +168,27 @@ public final class Lane {
         return forward.logits(state);
     }
 
-    /** Ends the busy period: releases what references the context, then the context, then the right to one. */
-    void end() {
+    private void runSteps() {
+        int position = state.batch().firstPosition();
+        for (BoundStep step : steps) {
+            StepInfo info = step.info();
+            runKernel(new KernelRun(info.kernel(), info.layer(), position, List.of(), step.work()), timeouts.run(), info);
+        }
+    }
+
+    /** Opens a fresh context and configures it. */
+    private void open() {
+        lastProgress = clock.nanoTime();
+        stalled = null;
+        context = openContext();
+        opened = clock.nanoTime();
+        lastRunEnd = opened;
+        runKernel(KernelRun.named(INIT_KERNEL), timeouts.init(), null);
+        runKernel(KernelRun.named(HEAD_KERNEL), timeouts.run(), null);
+    }
+
+    /** Releases what references the context, then the context; the right to one is kept. */
+    private void drop() {
         DeviceContext c = context;
         inFlight = null;
         inFlightStep = null;
@@ -176,6 +201,11 @@ public final class Lane {
                         "device " + device.name() + ": closing context " + c.id() + " failed: " + e.getMessage());
             }
         }
+    }
+
+    /** Ends the busy period: releases what references the context, then the context, then the right to one. */
+    void end() {
+        drop();
         if (!faulted) {
             faults.succeeded();
         }
