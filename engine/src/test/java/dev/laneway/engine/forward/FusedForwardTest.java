@@ -1,5 +1,6 @@
 package dev.laneway.engine.forward;
 
+import dev.laneway.engine.kernels.natives.NativeCpu;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Matrix.Layout;
@@ -59,7 +60,7 @@ class FusedForwardTest {
     static Stream<Arguments> cases() {
         List<Arguments> cases = new ArrayList<>();
         for (Isa isa : Isa.values()) {
-            if (isa.compareTo(NativeKernels.bestIsa()) > 0) {
+            if (isa.compareTo(NativeCpu.bestIsa()) > 0) {
                 continue;
             }
             for (StandardPlans.Variant v : variants()) {
@@ -106,7 +107,7 @@ class FusedForwardTest {
 
     @Test
     void decodingAllocatesNothing() {
-        NativeKernels kernels = kernels(NativeKernels.bestIsa());
+        NativeKernels kernels = kernels(NativeCpu.bestIsa());
         StandardPlans.Variant variant = variants().get(3);
         FusedForward fused = FusedForward.compile(variant, DIMS, RandomWeights.of(variant, Layout.TILES_Q8,
                 new Random(1)), kernels);

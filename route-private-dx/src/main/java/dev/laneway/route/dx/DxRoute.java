@@ -1,5 +1,6 @@
 package dev.laneway.route.dx;
 
+import dev.laneway.engine.kernels.natives.NativeCpu;
 import dev.laneway.engine.container.Container;
 import dev.laneway.engine.container.LaneKernels;
 import dev.laneway.engine.forward.PlanException;
@@ -88,7 +89,7 @@ public final class DxRoute implements Route {
                     : "model_type '" + modelType + "' is not an architecture dx fuses ("
                     + String.join(", ", StandardPlans.architectures()) + ")");
         }
-        Optional<String> nativeProblem = NativeKernels.loadProblem();
+        Optional<String> nativeProblem = NativeCpu.loadProblem();
         if (nativeProblem.isPresent()) {
             return declined("the native kernels cannot load here: " + nativeProblem.get());
         }

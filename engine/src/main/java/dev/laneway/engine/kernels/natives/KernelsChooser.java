@@ -34,7 +34,7 @@ public final class KernelsChooser {
      * @param threads  threads for the native kernels' pool, the calling thread included
      */
     public static Kernels choose(Optional<String> explicit, int threads) {
-        return choose(explicit, threads, NativeKernels.loadProblem());
+        return choose(explicit, threads, NativeCpu.loadProblem());
     }
 
     /** {@link #choose(Optional, int)} with the native library's load problem given (tests pass one). */
@@ -80,7 +80,7 @@ public final class KernelsChooser {
     private static Kernels announce(NativeKernels kernels) {
         LOG.log(System.Logger.Level.INFO, "kernels: {0}, {1} threads, weights beyond the cache {2}{3}", kernels.name(),
                 kernels.threads(), kernels.streaming().label(),
-                NativeKernels.cpuHasAvx512Bf16() ? " (CPU has AVX-512 BF16)" : "");
+                NativeCpu.cpuHasAvx512Bf16() ? " (CPU has AVX-512 BF16)" : "");
         return kernels;
     }
 }

@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import org.bytedeco.javacpp.Loader;
 
 /**
  * The native kernels: C++ compiled into the engine jar (JavaCPP), with code paths for AVX-512 VNNI, AVX2 and plain
@@ -98,38 +97,12 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         });
     }
 
-    /** Why the native library cannot be used on this machine, or empty when it can. */
-    public static Optional<String> loadProblem() {
-        return Optional.ofNullable(Library.PROBLEM);
-    }
-
-    /** The best code path this CPU runs. */
-    public static Isa bestIsa() {
-        requireLoaded();
-        return Isa.values()[NativeLibrary.bestIsa()];
-    }
-
-    /** Whether the CPU also has AVX-512 BF16 (for logs: the BF16 kernels widen to float and do not need it). */
-    public static boolean cpuHasAvx512Bf16() {
-        requireLoaded();
-        return NativeLibrary.hasAvx512Bf16();
-    }
-
-    /**
-     * How weights that stream from memory are read fastest on this CPU: {@link Streaming#PREFETCHED_TO_L2} on AMD's
-     * cores with AVX-512, {@link Streaming#PREFETCHED} elsewhere.
-     */
-    public static Streaming preferredStreaming() {
-        requireLoaded();
-        return Streaming.values()[NativeLibrary.preferredStreaming()];
-    }
-
     /**
      * Kernels on the best code path with a pool of {@code threads} threads (the caller counts as one), reading
      * streamed weights as {@link Streaming#PROPERTY} says, else as this CPU prefers.
      */
     public static NativeKernels create(int threads) {
-        return create(bestIsa(), threads);
+        return create(NativeCpu.bestIsa(), threads);
     }
 
     /**
@@ -137,9 +110,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * for comparison).
      */
     public static NativeKernels create(Isa isa, int threads) {
-        requireLoaded();  // before the first native call
-        return create(isa, threads, NativeLibrary.lastLevelCacheBytes(),
-                Streaming.configured().orElseGet(NativeKernels::preferredStreaming));
+        return create(isa, threads, NativeCpu.lastLevelCacheBytes(),
+                Streaming.configured().orElseGet(NativeCpu::preferredStreaming));
     }
 
     /**
@@ -152,7 +124,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (threads < 1 || threads > 1024) {
             throw new IllegalArgumentException("threads must be 1..1024, got " + threads);
         }
-        Isa best = bestIsa();
+        Isa best = NativeCpu.bestIsa();
         if (isa.compareTo(best) > 0) {
             throw new IllegalArgumentException("this CPU does not support the " + isa.label() + " kernels (best: "
                     + best.label() + ")");
@@ -721,30 +693,6 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private static void requireLength(String what, int length, long needed) {
         if (length < needed) {
             throw new IllegalArgumentException(what + ": needs " + needed + " elements, has " + length);
-        }
-    }
-
-    private static void requireLoaded() {
-        if (Library.PROBLEM != null) {
-            throw new IllegalStateException("native kernels unavailable: " + Library.PROBLEM);
-        }
-    }
-
-    /** Loads the library once, remembering why it failed. */
-    private static final class Library {
-        static final String PROBLEM = load();
-
-        private static String load() {
-            try {
-                Loader.load(NativeLibrary.class);
-                return null;
-            } catch (Throwable t) {  // UnsatisfiedLinkError for an unsupported platform, or a broken extraction
-                String message = String.valueOf(t.getMessage());
-                if (t instanceof UnsatisfiedLinkError && message.startsWith("no jniNativeLibrary")) {
-                    return "this jar has no native kernels for " + Loader.getPlatform();
-                }
-                return Loader.getPlatform() + ": " + t;
-            }
         }
     }
 }

@@ -49,7 +49,7 @@ public class AttentionBenchmark {
                 RandomMatrices.gaussian(positions * shape.kvDim(), random), positions, 0);
         q = RandomMatrices.gaussian(batch * shape.qDim(), random);
         out = new float[batch * shape.qDim()];
-        kernels = NativeKernels.create(NativeKernels.bestIsa(), threads);
+        kernels = NativeKernels.create(NativeCpu.bestIsa(), threads);
     }
 
     @TearDown(Level.Trial)

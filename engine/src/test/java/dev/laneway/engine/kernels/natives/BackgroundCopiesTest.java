@@ -53,14 +53,14 @@ class BackgroundCopiesTest {
         float[] x = RandomMatrices.gaussian(3 * HIDDEN, new Random(9));
         float[][] before = new float[2][];
         float[] reference;
-        try (NativeKernels inPlace = NativeKernels.create(NativeKernels.bestIsa(), 2)) {
+        try (NativeKernels inPlace = NativeKernels.create(NativeCpu.bestIsa(), 2)) {
             reference = run(inPlace, inPlace.fuse(inMemory, SHAPE, ROPE), x);
         }
         List<LayerWeights> both = List.of(inMemory, mapped);
         for (int i = 0; i < 2; i++) {
             LayerWeights weights = both.get(i);
             float[] tilesBefore = product(weights.gate());
-            try (NativeKernels streamed = NativeKernels.create(NativeKernels.bestIsa(), 2, 1, streaming)) {
+            try (NativeKernels streamed = NativeKernels.create(NativeCpu.bestIsa(), 2, 1, streaming)) {
                 weights.matrices().forEach(streamed::prepare);
                 FusedLayer fused = streamed.fuse(weights, SHAPE, ROPE);
                 before[i] = run(streamed, fused, x);  // from the tiles or the copies, whichever is in use by now
@@ -83,7 +83,7 @@ class BackgroundCopiesTest {
         float[] x = RandomMatrices.gaussian(2 * m.cols(), new Random(6));
         float[] before = new float[2 * m.rows()];
         float[] after = new float[2 * m.rows()];
-        try (NativeKernels kernels = NativeKernels.create(NativeKernels.bestIsa(), 2, 1, streaming)) {
+        try (NativeKernels kernels = NativeKernels.create(NativeCpu.bestIsa(), 2, 1, streaming)) {
             kernels.prepare(m);
             kernels.matmul(m, x, before, 2);
             assertTrue(kernels.awaitCopies(WAIT), "the background copies finish");
@@ -105,7 +105,7 @@ class BackgroundCopiesTest {
     private static float[] product(Matrix m) {
         float[] x = RandomMatrices.gaussian(m.cols(), new Random(4));
         float[] out = new float[m.rows()];
-        try (NativeKernels kernels = NativeKernels.create(NativeKernels.bestIsa(), 1)) {
+        try (NativeKernels kernels = NativeKernels.create(NativeCpu.bestIsa(), 1)) {
             kernels.matmul(m, x, out, 1);
         }
         return out;

@@ -59,7 +59,7 @@ public class DecodeStepBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        kernels = NativeKernels.create(NativeKernels.bestIsa(), threads);
+        kernels = NativeKernels.create(NativeCpu.bestIsa(), threads);
         Random random = new Random(1);
         Layout l = Layout.valueOf(layout);
         Rope rope = Rope.of(Rope.Style.HALVES, 64, 64, position + 1, 10000);

@@ -14,7 +14,7 @@ class KernelsChooserTest {
 
     @Test
     void theLibraryLoadsOnThisBuildsPlatform() {
-        assertEquals(Optional.empty(), NativeKernels.loadProblem());
+        assertEquals(Optional.empty(), NativeCpu.loadProblem());
     }
 
     @Test
@@ -22,8 +22,8 @@ class KernelsChooserTest {
         Kernels kernels = KernelsChooser.choose(Optional.empty(), 2);
         try {
             NativeKernels chosen = assertInstanceOf(NativeKernels.class, kernels);
-            assertEquals(NativeKernels.bestIsa(), chosen.isa());
-            assertEquals("native-" + NativeKernels.bestIsa().label(), chosen.name());
+            assertEquals(NativeCpu.bestIsa(), chosen.isa());
+            assertEquals("native-" + NativeCpu.bestIsa().label(), chosen.name());
             assertEquals(2, chosen.threads());
         } finally {
             ((NativeKernels) kernels).close();
@@ -78,7 +78,7 @@ class KernelsChooserTest {
     @Test
     void readsStreamedWeightsAsTheCpuPrefersUnlessASettingSaysOtherwise() {
         try (NativeKernels kernels = NativeKernels.create(2)) {
-            assertEquals(NativeKernels.preferredStreaming(), kernels.streaming());
+            assertEquals(NativeCpu.preferredStreaming(), kernels.streaming());
             assertTrue(kernels.streaming() != Streaming.IN_PLACE, "streamed weights need staging or prefetching");
         }
         for (Streaming asked : Streaming.KNOWN) {

@@ -63,7 +63,7 @@ public class MatvecBenchmark {
         }
         x = RandomMatrices.gaussian(batch * cols, random);
         out = new float[batch * rows];
-        kernels = NativeKernels.create(NativeKernels.bestIsa(), threads, NativeLibrary.lastLevelCacheBytes(),
+        kernels = NativeKernels.create(NativeCpu.bestIsa(), threads, NativeLibrary.lastLevelCacheBytes(),
                 Streaming.valueOf(streaming));
     }
 

@@ -68,7 +68,7 @@ class NativeKernelsTest {
     }
 
     static List<Isa> supportedIsas() {
-        return Arrays.stream(Isa.values()).filter(i -> i.compareTo(NativeKernels.bestIsa()) <= 0).toList();
+        return Arrays.stream(Isa.values()).filter(i -> i.compareTo(NativeCpu.bestIsa()) <= 0).toList();
     }
 
     static Stream<Arguments> matmulCases() {
