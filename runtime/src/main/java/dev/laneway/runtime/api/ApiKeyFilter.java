@@ -9,13 +9,17 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Optional;
 
 /**
- * With {@code laneway.api-key} set, every request but the health checks must carry {@code Authorization: Bearer
- * KEY}. It runs before any other handler, so metrics and unknown paths are covered too. Keys are compared through
+ * With {@code laneway.api-key} (or {@code laneway.api-key-file}) set, every request but the health checks must carry
+ * {@code Authorization: Bearer KEY}. It runs before any other handler, so metrics and unknown paths are covered too. Keys are compared through
  * their SHA-256 digests in constant time, so neither the content nor the length of the key leaks through timing.
  */
 @ApplicationScoped
@@ -29,10 +33,35 @@ public class ApiKeyFilter {
     ObjectMapper mapper;
 
     void install(@Observes Router router) {
-        config.apiKey().filter(key -> !key.isBlank()).ifPresent(key -> {
-            byte[] expected = sha256(key);
+        Optional<String> key = config.apiKey().filter(k -> !k.isBlank());
+        if (config.apiKeyFile().isPresent()) {
+            if (key.isPresent()) {
+                throw new IllegalStateException("give laneway.api-key or laneway.api-key-file, not both");
+            }
+            key = Optional.of(readKey(Path.of(config.apiKeyFile().get())));
+        }
+        key.ifPresent(k -> {
+            byte[] expected = sha256(k);
             router.route().order(Integer.MIN_VALUE + 1).handler(ctx -> check(ctx, expected));
         });
+    }
+
+    /**
+     * The key in a key file: its first line, without surrounding white space.
+     *
+     * @throws IllegalStateException naming the file when it cannot be read or holds no key (never the key itself)
+     */
+    public static String readKey(Path file) {
+        String first;
+        try (java.io.BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            first = in.readLine();
+        } catch (IOException e) {
+            throw new IllegalStateException("the API key file " + file + " cannot be read: " + e.getMessage());
+        }
+        if (first == null || first.isBlank()) {
+            throw new IllegalStateException("the API key file " + file + " holds no key on its first line");
+        }
+        return first.strip();
     }
 
     private void check(RoutingContext ctx, byte[] expected) {

@@ -1,5 +1,6 @@
 package dev.laneway.runtime.cli;
 
+import dev.laneway.runtime.api.ApiKeyFilter;
 import dev.laneway.runtime.routes.DispatchReport;
 import dev.laneway.runtime.routes.Dispatcher;
 import dev.laneway.runtime.routes.ModelLocator;
@@ -14,6 +15,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,6 +45,10 @@ final class ServeCommand implements Callable<Integer> {
             description = "Require 'Authorization: Bearer KEY' on every endpoint but the health checks.")
     String apiKey;
 
+    @Option(names = "--api-key-file", paramLabel = "FILE",
+            description = "As --api-key, with the key on the first line of FILE (it shows in no process listing).")
+    Path apiKeyFile;
+
     @Spec
     CommandSpec spec;
 
@@ -54,6 +60,16 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (apiKey != null && apiKey.isBlank()) {
             throw new UsageException("--api-key must not be blank");
+        }
+        if (apiKey != null && apiKeyFile != null) {
+            throw new UsageException("give --api-key or --api-key-file, not both");
+        }
+        if (apiKeyFile != null) {
+            try {
+                ApiKeyFilter.readKey(apiKeyFile);
+            } catch (IllegalStateException e) {
+                throw new UsageException("--api-key-file: " + e.getMessage());
+            }
         }
         ModelLocator.Located located = model.located();
         if (located instanceof ModelLocator.Directory dir) {
@@ -102,6 +118,9 @@ final class ServeCommand implements Callable<Integer> {
         settings.put("laneway.device", options.device());
         if (apiKey != null) {
             settings.put("laneway.api-key", apiKey);
+        }
+        if (apiKeyFile != null) {
+            settings.put("laneway.api-key-file", apiKeyFile.toAbsolutePath().toString());
         }
         settings.put("quarkus.http.host", host);
         settings.put("quarkus.http.port", Integer.toString(port));

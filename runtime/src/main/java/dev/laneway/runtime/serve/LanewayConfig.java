@@ -38,6 +38,13 @@ public interface LanewayConfig {
     @WithName("api-key")
     Optional<String> apiKey();
 
+    /**
+     * A file whose first line is the API key, instead of {@code laneway.api-key}: a key in a file (a mounted secret)
+     * shows in no process listing or environment.
+     */
+    @WithName("api-key-file")
+    Optional<String> apiKeyFile();
+
     /** The launcher's directory; route plugins are looked for in {@code routes/} beside it. */
     Optional<String> home();
 

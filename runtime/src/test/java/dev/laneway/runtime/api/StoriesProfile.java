@@ -72,12 +72,19 @@ public class StoriesProfile implements QuarkusTestProfile {
         }
     }
 
-    /** The same server with {@code --api-key}. */
+    /** The same server with {@code --api-key-file}: the key on the first line of a file, white space around it. */
     public static class WithApiKey extends StoriesProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> config = super.getConfigOverrides();
-            config.put("laneway.api-key", API_KEY);
+            try {
+                java.nio.file.Path file = java.nio.file.Files.createTempFile("laneway-api-key", ".txt");
+                file.toFile().deleteOnExit();
+                java.nio.file.Files.writeString(file, "  " + API_KEY + " \nnot part of the key\n");
+                config.put("laneway.api-key-file", file.toString());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
             return config;
         }
     }

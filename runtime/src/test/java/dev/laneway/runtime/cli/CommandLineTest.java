@@ -48,6 +48,13 @@ class CommandLineTest {
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--streams", "two"}, "'two' is not an int"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--bogus"}, "Unknown option: '--bogus'"),
                 Arguments.of(new String[]{"routes", "-m", dir.toString(), "--opt", "=1"}, "--opt =1: expected KEY=VALUE"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--api-key-file", tmp.resolve("none").toString()},
+                        "--api-key-file: the API key file"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--api-key-file",
+                        Files.writeString(tmp.resolve("blank.key"), "  \nsecret\n").toString()},
+                        "holds no key on its first line"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--api-key", "k", "--api-key-file",
+                        text.toString()}, "give --api-key or --api-key-file, not both"),
                 Arguments.of(new String[]{"frobnicate"}, "Unmatched argument"));
     }
 
@@ -71,7 +78,7 @@ class CommandLineTest {
         Outcome serve = run("serve", "--help");
         assertEquals(0, serve.code());
         for (String option : new String[]{"--model", "--device", "--alias", "--streams", "--opt", "--laya", "--host",
-                "--port", "--api-key"}) {
+                "--port", "--api-key", "--api-key-file"}) {
             assertTrue(serve.out().contains(option), option + " missing from:\n" + serve.out());
         }
     }
