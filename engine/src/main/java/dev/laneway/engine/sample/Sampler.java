@@ -11,12 +11,13 @@ import java.util.TreeMap;
 /**
  * Chooses the next token from logits, in llama.cpp's order: logit biases, repetition penalty over the recent window,
  * presence and frequency penalties over the output so far, top-k, top-p, min-p, then temperature and a seeded draw;
- * temperature 0 takes the most likely token. One sampler per generation: it owns its scratch arrays and its random
- * generator, so the same seed gives the same tokens.
+ * temperature 0 takes the most likely token. The filters and the draw do llama.cpp's arithmetic (single precision
+ * where it uses it, its Mersenne Twister), so that a seed draws the tokens llama-server draws from the same logits.
+ * One sampler per generation: it owns its scratch arrays and its random generator.
  */
 public final class Sampler {
     private final Sampling params;
-    private final SplittableRandom random;
+    private final MersenneTwister random;
     private final RecentTokens recent;
     private final int[] candidates;
     private final float[] weights;
@@ -27,13 +28,15 @@ public final class Sampler {
     /** The distinct tokens of the output, in order of their first appearance. */
     private int[] distinct = new int[0];
     private int distinctCount;
+    /** Whether {@code candidates} is sorted by logit, most likely first (top-k and top-p sort it). */
+    private boolean sorted;
 
     /**
      * @throws InvalidRequestException when a logit bias names a token outside the vocabulary
      */
     public Sampler(Sampling params, int vocab) {
         this.params = params;
-        this.random = new SplittableRandom(params.seed().orElseGet(() -> new SplittableRandom().nextLong()));
+        this.random = new MersenneTwister(params.seed().orElseGet(() -> new SplittableRandom().nextLong()));
         this.recent = new RecentTokens(params.repeatWindow());
         this.candidates = new int[vocab];
         this.weights = new float[vocab];
@@ -110,12 +113,9 @@ public final class Sampler {
             return argmax(logits, vocab);
         }
         int n = topK(logits, vocab, params.topK());
-        // Probabilities of the candidates, most likely first, at temperature 1 for the filters.
-        softmax(logits, n, 1f);
-        n = topP(n, params.topP());
-        n = minP(n, params.minP());
-        softmax(logits, n, (float) params.temperature());
-        return draw(n);
+        n = topP(logits, n, (float) params.topP());
+        n = minP(logits, n, (float) params.minP());
+        return draw(logits, n, (float) params.temperature());
     }
 
     /** The index of the largest logit; the lowest index wins a tie. */
@@ -129,38 +129,45 @@ public final class Sampler {
         return best;
     }
 
-    /** Puts the k most likely tokens (all when k is 0) into {@code candidates}, sorted by logit, most likely first. */
+    /**
+     * Puts the k most likely tokens into {@code candidates}, sorted by logit, most likely first; with k 0, every token
+     * in the order of its id, unsorted, as llama.cpp leaves them.
+     */
     private int topK(float[] logits, int vocab, int k) {
-        int n = k <= 0 || k > vocab ? vocab : k;
         for (int i = 0; i < vocab; i++) {
             candidates[i] = i;
         }
+        if (k <= 0) {
+            sorted = false;
+            return vocab;
+        }
+        int n = Math.min(k, vocab);
         TopSelection.selectTop(candidates, vocab, n, logits);
+        sorted = true;
         return n;
     }
 
-    /** Writes the softmax of the candidates' logits at temperature {@code t} into {@code weights}. */
-    private void softmax(float[] logits, int n, float t) {
-        float max = logits[candidates[0]];
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            float w = (float) Math.exp((logits[candidates[i]] - max) / t);
-            weights[i] = w;
-            sum += w;
-        }
-        for (int i = 0; i < n; i++) {
-            weights[i] = (float) (weights[i] / sum);
-        }
-    }
-
-    /** Keeps the smallest prefix whose probability reaches p. */
-    private int topP(int n, double p) {
-        if (p >= 1.0) {
+    /**
+     * Keeps the smallest prefix of the candidates whose probability at temperature 1 reaches p: the probabilities and
+     * their running sum in single precision, as llama.cpp sums them.
+     */
+    private int topP(float[] logits, int n, float p) {
+        if (p >= 1f) {
             return n;
         }
-        double cumulative = 0;
+        if (!sorted) {
+            TopSelection.selectTop(candidates, n, n, logits);
+            sorted = true;
+        }
+        float max = logits[candidates[0]];
+        float sum = 0;
         for (int i = 0; i < n; i++) {
-            cumulative += weights[i];
+            weights[i] = (float) Math.exp(logits[candidates[i]] - max);
+            sum += weights[i];
+        }
+        float cumulative = 0;
+        for (int i = 0; i < n; i++) {
+            cumulative += weights[i] / sum;
             if (cumulative >= p) {
                 return i + 1;
             }
@@ -168,33 +175,56 @@ public final class Sampler {
         return n;
     }
 
-    /** Drops candidates less likely than minP times the most likely one. */
-    private int minP(int n, double minP) {
+    /** Drops candidates less likely than minP times the most likely one, compared as logits. */
+    private int minP(float[] logits, int n, float minP) {
         if (minP <= 0) {
             return n;
         }
-        float threshold = (float) (weights[0] * minP);
+        if (!sorted) {
+            float threshold = max(logits, n) + (float) Math.log(minP);
+            int kept = 0;
+            for (int i = 0; i < n; i++) {
+                if (logits[candidates[i]] >= threshold) {
+                    candidates[kept++] = candidates[i];
+                }
+            }
+            return kept;
+        }
+        float threshold = logits[candidates[0]] + (float) Math.log(minP);
         int kept = 1;
-        while (kept < n && weights[kept] >= threshold) {
+        while (kept < n && logits[candidates[kept]] >= threshold) {
             kept++;
         }
         return kept;
     }
 
-    private int draw(int n) {
-        double u = random.nextDouble();
-        double cumulative = 0;
-        int last = 0;
+    /**
+     * Draws one candidate from the softmax of its logits divided by the temperature: one uniform double, and the
+     * first candidate at which the running sum reaches that share of the total.
+     */
+    private int draw(float[] logits, int n, float temperature) {
+        float max = (sorted ? logits[candidates[0]] : max(logits, n)) / temperature;
+        double total = 0;
         for (int i = 0; i < n; i++) {
-            cumulative += weights[i];
-            if (u < cumulative) {
+            weights[i] = (float) Math.exp(logits[candidates[i]] / temperature - max);
+            total += weights[i];
+        }
+        double target = total * random.nextDouble();
+        double running = 0;
+        for (int i = 0; i < n; i++) {
+            running += weights[i];
+            if (running >= target && weights[i] > 0) {
                 return candidates[i];
             }
-            if (weights[i] > 0) {
-                last = i;
-            }
         }
-        // Rounding left u above the sum: the least likely candidate that has any weight at all.
-        return candidates[last];
+        return candidates[n - 1];
+    }
+
+    private float max(float[] logits, int n) {
+        float max = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < n; i++) {
+            max = Math.max(max, logits[candidates[i]]);
+        }
+        return max;
     }
 }
