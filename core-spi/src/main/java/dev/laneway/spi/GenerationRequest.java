@@ -13,9 +13,11 @@ import java.util.Optional;
  *                     log-probability and that many most likely alternatives
  * @param ignoreEos    keep generating past the end-of-text token (benchmarks)
  * @param grammar      what the output must be; empty: free text
+ * @param cachePrompt  whether the prompt may start from what a KV cache slot already holds of it (llama-server's
+ *                     {@code cache_prompt}); false computes every prompt token afresh
  */
 public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
-                                Optional<OutputGrammar> grammar) {
+                                Optional<OutputGrammar> grammar, boolean cachePrompt) {
     /** Report no log-probabilities. */
     public static final int NO_LOGPROBS = -1;
 
@@ -30,6 +32,12 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
             throw new IllegalArgumentException("maxTokens must not be negative, topLogprobs not below -1");
         }
         prompt = prompt.clone();
+    }
+
+    /** Reusing the cache. */
+    public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
+                             Optional<OutputGrammar> grammar) {
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, true);
     }
 
     /** Free text. */

@@ -64,9 +64,12 @@ final class EngineLoop implements AutoCloseable {
         /** Written by the loop; read by the members' sinks, on the loop's thread too. */
         RuntimeException failure;
 
-        /** Adds a member, its sequence made by {@code make} in the slot the loop gives it. */
-        void add(int[] prompt, TokenSink sink, IntFunction<Sequence> make) {
-            members.add(new Member(this, members.size(), prompt, sink, make));
+        /**
+         * Adds a member, its sequence made by {@code make} in the slot the loop gives it; {@code reuse} false: its
+         * prompt takes nothing from what a slot holds.
+         */
+        void add(int[] prompt, boolean reuse, TokenSink sink, IntFunction<Sequence> make) {
+            members.add(new Member(this, members.size(), prompt, reuse, sink, make));
         }
 
         /** A sink of a member: it stops once another member of the request has failed. */
@@ -89,7 +92,7 @@ final class EngineLoop implements AutoCloseable {
      * One member of a request, waiting: its prompt (to choose its slot), the sink that says whether its client is
      * still there, and how to make its sequence in a slot.
      */
-    record Member(Group group, int index, int[] prompt, TokenSink sink, IntFunction<Sequence> make) {
+    record Member(Group group, int index, int[] prompt, boolean reuse, TokenSink sink, IntFunction<Sequence> make) {
     }
 
     /** A sequence in the loop, and the request it belongs to. */
@@ -207,6 +210,9 @@ final class EngineLoop implements AutoCloseable {
                 continue;
             }
             int slot = slots.take(m.prompt());
+            if (!m.reuse()) {
+                slots.of(slot).clear();
+            }
             try {
                 running.add(new Running(m.make().apply(slot), m));
             } catch (RuntimeException e) {
@@ -300,7 +306,7 @@ final class EngineLoop implements AutoCloseable {
         for (int i = 0; i < running.size(); i++) {
             Sequence s = running.get(i).sequence();
             waitingForPrefix[i] = false;
-            if (!s.prefilling()) {
+            if (!s.prefilling() || !running.get(i).member().reuse()) {
                 continue;
             }
             int best = s.position();

@@ -96,7 +96,8 @@ public final class LanePool implements AutoCloseable {
         for (int i = 0; i < requests.size(); i++) {
             GenerationRequest request = requests.get(i);
             TokenSink sink = group.guarded(sinks.get(i));
-            group.add(request.prompt(), sink, slot -> Sequence.generating(request, sink, slot, slots.of(slot),
+            group.add(request.prompt(), request.cachePrompt(), sink, slot -> Sequence.generating(request, sink, slot,
+                    slots.of(slot),
                     kind.dims(), kind.endOfText(), kind.grammars()));
         }
         return loop.submit(group).thenApply(done -> done.stream().map(s -> s == null ? null : s.result()).toList());
@@ -136,7 +137,7 @@ public final class LanePool implements AutoCloseable {
      */
     public float[] nextTokenLogits(int[] prompt) {
         EngineLoop.Group group = new EngineLoop.Group();
-        group.add(prompt, token -> true, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims()));
+        group.add(prompt, true, token -> true, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims()));
         return await(loop.submit(group)).get(0).logits();
     }
 
