@@ -16,7 +16,8 @@ import java.util.Set;
  * A JSON Schema as a GBNF grammar, so that constrained decoding yields JSON that parses and conforms. The subset:
  * {@code type} (one or a list), {@code properties}, {@code required}, {@code additionalProperties} ({@code false};
  * or, for an object without {@code properties}, {@code true} or a schema for every value), {@code enum},
- * {@code const}, {@code items} with {@code minItems}/{@code maxItems}, {@code anyOf}, {@code $ref} into
+ * {@code const}, {@code items} with {@code minItems}/{@code maxItems}, tuples ({@code prefixItems}, or {@code items}
+ * as a list: exactly those items, in order), {@code anyOf}, {@code $ref} into
  * {@code $defs}/{@code definitions}, {@code minLength}/{@code maxLength}, and the string formats {@code date},
  * {@code time}, {@code date-time} and {@code uuid}. Properties come in the order the schema lists them (required and
  * optional alike); an object schema without {@code additionalProperties} allows no other properties. Annotations
@@ -137,8 +138,8 @@ public final class JsonSchemaGrammar {
         }
         for (String key : (Iterable<String>) s::fieldNames) {
             if (!ANNOTATIONS.contains(key) && !List.of("type", "properties", "required", "additionalProperties",
-                    "enum", "const", "items", "minItems", "maxItems", "anyOf", "$ref", "minLength", "maxLength",
-                    "format").contains(key)) {
+                    "enum", "const", "items", "prefixItems", "minItems", "maxItems", "anyOf", "$ref", "minLength",
+                    "maxLength", "format").contains(key)) {
                 throw refuse(path, "the JSON Schema keyword " + key + " is not supported");
             }
         }
@@ -175,7 +176,7 @@ public final class JsonSchemaGrammar {
             if (s.has("properties") || s.has("additionalProperties")) {
                 return object(s, path);
             }
-            if (s.has("items")) {
+            if (s.has("items") || s.has("prefixItems")) {
                 return array(s, path);
             }
             return "value";
@@ -230,6 +231,9 @@ public final class JsonSchemaGrammar {
     }
 
     private String array(JsonNode s, String path) {
+        if (s.has("prefixItems") || s.path("items").isArray()) {
+            return tuple(s, path);
+        }
         String item = s.has("items") ? visit(s.get("items"), path + "/items") : "value";
         int min = count(s, "minItems", 0, path);
         int max = s.has("maxItems") ? count(s, "maxItems", 0, path) : -1;
@@ -250,6 +254,22 @@ public final class JsonSchemaGrammar {
             }
         }
         return "\"[\" space " + list + " \"]\" space";
+    }
+
+    private String tuple(JsonNode s, String path) {
+        String key = s.has("prefixItems") ? "prefixItems" : "items";
+        JsonNode items = s.get(key);
+        if (!items.isArray()) {
+            throw refuse(path, key + " must be a list of schemas");
+        }
+        if (s.has("prefixItems") && s.has("items") || s.has("minItems") || s.has("maxItems")) {
+            throw refuse(path, "a tuple (" + key + ") together with items, minItems or maxItems is not supported");
+        }
+        List<String> rules = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            rules.add(rule(path + "-" + i, visit(items.get(i), path + "/" + key + "/" + i)));
+        }
+        return "\"[\" space " + (rules.isEmpty() ? "" : String.join(" \",\" space ", rules) + " ") + "\"]\" space";
     }
 
     private String object(JsonNode s, String path) {

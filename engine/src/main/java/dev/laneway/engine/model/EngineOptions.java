@@ -5,6 +5,10 @@ import dev.laneway.engine.lane.DeviceRegistry;
 import dev.laneway.spi.OptionRefusal;
 import dev.laneway.spi.RouteOptions;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
@@ -12,19 +16,21 @@ import java.util.Set;
 /**
  * The {@code --opt} keys of the engine's routes and their checks: {@code threads} (kernel threads),
  * {@code ctx} (context length), {@code batch} (prompt tokens per forward call) and {@code kernels}
- * ({@code java}, {@code native}, {@code native-avx2}, ...) and {@code kv} (the KV cache's precision, {@code f16} as
- * llama.cpp keeps it, or {@code f32}).
+ * ({@code java}, {@code native}, {@code native-avx2}, ...), {@code kv} (the KV cache's precision, {@code f16} as
+ * llama.cpp keeps it, or {@code f32}) and {@code chat-template-file} (a Jinja chat template to use instead of the
+ * model's, as llama-server's {@code --chat-template-file}).
  *
  * @param threads  kernel threads, or empty for one per core
  * @param context  context length, or empty for the model's (at most {@link #DEFAULT_MAX_CONTEXT})
  * @param batch    prompt tokens per forward call
  * @param kernels  the kernels asked for, or empty to choose
  * @param kv       the KV cache's precision
+ * @param chatTemplate the chat template's source, read from {@code chat-template-file}; empty: the model's own
  */
 public record EngineOptions(OptionalInt threads, OptionalInt context, int batch, Optional<String> kernels,
-                            KvCache.Precision kv) {
+                            KvCache.Precision kv, Optional<String> chatTemplate) {
     /** The keys. */
-    public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels", "kv");
+    public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels", "kv", "chat-template-file");
     /** The context used when the model's own is longer and {@code ctx} is not given. */
     public static final int DEFAULT_MAX_CONTEXT = 4096;
     /** Prompt tokens per forward call when {@code batch} is not given. */
@@ -38,7 +44,25 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
      */
     public static EngineOptions of(RouteOptions options) {
         return new EngineOptions(positive(options, "threads", 1 << 10), positive(options, "ctx", 1 << 24),
-                positive(options, "batch", MAX_BATCH).orElse(DEFAULT_BATCH), options.opt("kernels"), kv(options));
+                positive(options, "batch", MAX_BATCH).orElse(DEFAULT_BATCH), options.opt("kernels"), kv(options),
+                chatTemplate(options));
+    }
+
+    private static Optional<String> chatTemplate(RouteOptions options) {
+        Optional<String> file = options.opt("chat-template-file");
+        if (file.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            String source = Files.readString(Path.of(file.get()));
+            if (source.isBlank()) {
+                throw new IllegalArgumentException("--opt chat-template-file=" + file.get() + ": the file is empty");
+            }
+            return Optional.of(source);
+        } catch (IOException | InvalidPathException e) {
+            throw new IllegalArgumentException("--opt chat-template-file=" + file.get() + ": cannot read it ("
+                    + e.getClass().getSimpleName() + ")");
+        }
     }
 
     /** The context length for a model trained on {@code trained} positions. */

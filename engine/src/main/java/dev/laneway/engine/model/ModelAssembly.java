@@ -274,7 +274,7 @@ public final class ModelAssembly {
             }
             ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route,
                     device.name(), metadata(container, kernels, engine, forwardName));
-            LanewayModel model = new LanewayModel(id, info, tokenizer, chat(tokenizer), lanes,
+            LanewayModel model = new LanewayModel(id, info, tokenizer, chat(tokenizer, engine.chatTemplate()), lanes,
                     timeout -> !(kernels instanceof NativeKernels n) || n.awaitCopies(timeout), () -> {
                 boolean stopped = lanes.stop(LanePool.CLOSE_WAIT);
                 if (!stopped) {
@@ -332,14 +332,15 @@ public final class ModelAssembly {
         return m;
     }
 
-    private static LanewayModel.ChatRenderer chat(TextTokenizer t) {
-        ChatTemplate template = t.chatTemplate();
+    /** The model's chat template, or {@code override} (the {@code chat-template-file} option) when given. */
+    private static LanewayModel.ChatRenderer chat(TextTokenizer t, Optional<String> override) {
+        ChatTemplate template = t.chatTemplate(override);
         return new LanewayModel.ChatRenderer() {
             @Override
             public String render(List<ChatMessage> messages, boolean addGenerationPrompt,
                                  Map<String, Object> variables) {
                 try {
-                    return template.render(messages, addGenerationPrompt, variables);
+                    return template.renderForServing(messages, addGenerationPrompt, variables);
                 } catch (ChatTemplateException e) {
                     throw new InvalidRequestException("messages", e.getMessage());
                 }

@@ -82,12 +82,39 @@ public final class ChatTemplate {
      * {@code enable_thinking}); the standard variables win over extras of the same name.
      */
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, ?> extraVariables) {
+        return render(messages, addGenerationPrompt, extraVariables, PythonNone.NONE);
+    }
+
+    /**
+     * Renders a conversation as a server does, as llama.cpp's: Llama 3's {@code date_string} and FireFunction's
+     * {@code datetime} are today's date unless a variable says otherwise, and when a template calls string methods
+     * on every message's content, an answer that only called tools is rendered with empty content rather than
+     * failing.
+     */
+    public String renderForServing(List<ChatMessage> messages, boolean addGenerationPrompt,
+                                   Map<String, ?> extraVariables) {
+        Map<String, Object> vars = new HashMap<>();
+        vars.put("date_string", TemplateFunctions.strftimeNow("%d %b %Y"));
+        vars.put("datetime", TemplateFunctions.strftimeNow("%b %d %Y %H:%M:%S GMT"));
+        vars.putAll(extraVariables);
+        try {
+            return render(messages, addGenerationPrompt, vars, PythonNone.NONE);
+        } catch (IllegalStateException e) {
+            if (messages.stream().noneMatch(m -> m.content() == null)) {
+                throw e;
+            }
+            return render(messages, addGenerationPrompt, vars, "");
+        }
+    }
+
+    private String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, ?> extraVariables,
+                          Object noContent) {
         Map<String, Object> vars = new HashMap<>(extraVariables);
         List<Map<String, Object>> dicts = new ArrayList<>(messages.size());
         for (ChatMessage m : messages) {
             Map<String, Object> dict = new LinkedHashMap<>();
             dict.put("role", m.role());
-            dict.put("content", m.content() == null ? PythonNone.NONE : m.content());
+            dict.put("content", m.content() == null ? noContent : m.content());
             dict.putAll(m.fields());
             dicts.add(dict);
         }
@@ -163,6 +190,7 @@ public final class ChatTemplate {
         jinja.registerFilter(new PythonLoopItems());
         jinja.getGlobalContext().registerExpTest(new PythonIterable());
         jinja.getGlobalContext().registerExpTest(new PythonNone.IsNone());
+        jinja.getGlobalContext().registerTag(new FilterBlockTag());
         // include, import and from find nothing: a template reads no file and no class path resource.
         jinja.setResourceLocator((name, encoding, interpreter) -> {
             throw new ResourceNotFoundException("a chat template cannot load \"" + name + "\"");

@@ -295,9 +295,14 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
 
     /** The model's chat template, or the ChatML default; with this tokenizer's BOS and EOS text. */
     public ChatTemplate chatTemplate() {
+        return chatTemplate(Optional.empty());
+    }
+
+    /** {@code override} when given, else {@link #chatTemplate()}. */
+    public ChatTemplate chatTemplate(Optional<String> override) {
         String bosText = bos.isPresent() ? texts[bos.getAsInt()] : "";
         String eosText = eos.isPresent() ? texts[eos.getAsInt()] : "";
-        return chatTemplate.map(t -> new ChatTemplate(t, bosText, eosText))
+        return override.or(() -> chatTemplate).map(t -> new ChatTemplate(t, bosText, eosText))
                 .orElseGet(() -> ChatTemplate.chatMl(bosText, eosText));
     }
 

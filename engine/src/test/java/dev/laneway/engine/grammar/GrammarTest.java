@@ -151,6 +151,19 @@ class GrammarTest {
     }
 
     @Test
+    void tuplesHoldExactlyTheirItemsInOrder() throws Exception {
+        for (String schema : List.of("{\"prefixItems\":[{\"type\":\"integer\"},{\"const\":\"ab\"}]}",
+                "{\"type\":\"array\",\"items\":[{\"type\":\"integer\"},{\"const\":\"ab\"}]}")) {
+            String g = JsonSchemaGrammar.of(new com.fasterxml.jackson.databind.ObjectMapper().readTree(schema),
+                    "response_format");
+            assertTrue(accepts(g, "[", "123", ",", "\"", "ab", "\"", "]"), schema);
+            assertFalse(accepts(g, "[", "123", "]"), schema);
+            assertFalse(accepts(g, "[", "\"", "ab", "\"", ",", "123", "]"), schema);
+            assertFalse(accepts(g, "[", "123", ",", "\"", "ab", "\"", ",", "1", "]"), schema);
+        }
+    }
+
+    @Test
     void badGrammarsAreRefusedByWhatIsWrong() {
         assertRefused("root ::= foo", "rule foo is used but not defined");
         assertRefused("start ::= \"a\"", "no root rule");

@@ -31,7 +31,11 @@ class ChatTemplateGoldenTest {
     private static final String BOS = "<s>";
     private static final String EOS = "</s>";
 
-    /** Templates that render every conversation as the reference does; one that stops is a regression. */
+    /**
+     * Templates that render every conversation as the reference does; one that stops is a regression. Not here:
+     * FireFunction v2's, which adds the variables {@code functions} and {@code datetime} that only a server gives it
+     * (the reference fails on them undefined; Laneway, as Jinja2 does, reads them as empty).
+     */
     private static final List<String> MUST_PASS = List.of(
             "Apertus-8B-Instruct", "Bielik-11B-v3.0-Instruct", "Cohere2MoE",
             "CohereForAI-c4ai-command-r7b-12-2024-tool_use", "GLM-4.6", "GLM-4.7-Flash",
@@ -41,7 +45,7 @@ class ChatTemplateGoldenTest {
             "Qwen-QwQ-32B", "Qwen-Qwen2.5-7B-Instruct", "Qwen3-Coder", "Qwen3.5-4B", "Reka-Edge",
             "StepFun3.5-Flash", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "deepseek-ai-DeepSeek-V3.1",
             "deepseek-ai-DeepSeek-V3.2", "deepseek-ai-DeepSeek-V4", "deepseek-ai-DeepSeek-V4-Flash-0731",
-            "fireworks-ai-llama-3-firefunction-v2", "google-gemma-2-2b-it", "google-gemma-4-31B-it",
+            "google-gemma-2-2b-it", "google-gemma-4-31B-it",
             "google-gemma-4-31B-it-interleaved", "ibm-granite-granite-4.0", "ibm-granite-granite-4.1",
             "llama-cpp-deepseek-r1", "llama-cpp-rwkv-world", "meta-llama-Llama-3.1-8B-Instruct",
             "meta-llama-Llama-3.2-3B-Instruct", "meta-llama-Llama-3.3-70B-Instruct",

@@ -249,4 +249,34 @@ class ChatTemplateTest {
         assertThrows(IllegalStateException.class, () -> new ChatTemplate(
                 "{% macro g(n) %}{{ g(n) }}{% endmacro %}{{ g(1) }}", "", "").render(List.of(), false));
     }
+
+    @Test
+    void filterBlocksPassTheirOutputThroughTheFilter() {
+        assertEquals("[HI]", new ChatTemplate("[{%- filter trim -%}\n  {% filter upper %}{{ messages[0].content }}"
+                + "{% endfilter %}  \n{%- endfilter -%}]", "", "").render(List.of(new ChatMessage("user", "hi")), false));
+    }
+
+    @Test
+    void llama3TemplatesAreDatedTodayUnlessTheRequestSaysOtherwise() {
+        String template = "{{ date_string if date_string is defined else '26 Jul 2024' }}";
+        String today = TemplateFunctions.strftimeNow("%d %b %Y");
+        assertEquals(today, new ChatTemplate(template, "", "").renderForServing(List.of(), false, Map.of()));
+        assertEquals("01 Jan 2025", new ChatTemplate(template, "", "").renderForServing(List.of(), false,
+                Map.of("date_string", "01 Jan 2025")));
+        // Rendered as the template's reference engine renders it, the template keeps its own default.
+        assertEquals("26 Jul 2024", new ChatTemplate(template, "", "").render(List.of(), false));
+    }
+
+    @Test
+    void aTemplateThatNeedsStringContentGetsEmptyContentForAToolOnlyAnswer() {
+        String template = "{% for m in messages %}[{{ m.role }}:{{ m.content.strip() }}]{% endfor %}";
+        List<ChatMessage> messages = List.of(new ChatMessage("user", " hi "),
+                new ChatMessage("assistant", null, Map.of("tool_calls", List.of())));
+        assertEquals("[user:hi][assistant:]", new ChatTemplate(template, "", "").renderForServing(messages, false,
+                Map.of()));
+        assertThrows(IllegalStateException.class, () -> new ChatTemplate(template, "", "").render(messages, false));
+        // A template that fails for another reason still fails.
+        assertThrows(IllegalStateException.class, () -> new ChatTemplate("{% frobnicate %}", "", "")
+                .renderForServing(List.of(new ChatMessage("user", "hi")), false, Map.of()));
+    }
 }
