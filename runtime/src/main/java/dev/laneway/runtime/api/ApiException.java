@@ -94,6 +94,30 @@ public final class ApiException extends RuntimeException {
         return retryAfterSeconds;
     }
 
+    /**
+     * The wire form for a request to {@code path}: Anthropic's {@code {"type":"error","error":{"type","message"}}}
+     * under {@code /v1/messages}, OpenAI's elsewhere.
+     */
+    public Object bodyFor(String path) {
+        return path != null && path.startsWith(AnthropicFormat.PATH) ? anthropicBody() : body();
+    }
+
+    /** Anthropic's error object, its type from the status as Anthropic's API names them. */
+    public AnthropicFormat.ErrorBody anthropicBody() {
+        String anthropicType = switch (status) {
+            case 400, 415, 422 -> "invalid_request_error";
+            case 401 -> "authentication_error";
+            case 403 -> "permission_error";
+            case 404 -> "not_found_error";
+            case 413 -> "request_too_large";
+            case 429 -> "rate_limit_error";
+            case 503 -> "overloaded_error";
+            default -> "api_error";
+        };
+        return new AnthropicFormat.ErrorBody("error", new AnthropicFormat.ErrorBody.Error(anthropicType,
+                getMessage()));
+    }
+
     /** The wire form, {@code {"error":{...}}}. */
     public ErrorBody body() {
         return new ErrorBody(new ErrorBody.Error(getMessage(), type, param, code));

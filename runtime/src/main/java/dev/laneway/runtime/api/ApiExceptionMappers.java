@@ -7,6 +7,7 @@ import dev.laneway.spi.RouterException;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
@@ -28,42 +29,42 @@ public class ApiExceptionMappers {
     ObjectMapper mapper;
 
     @ServerExceptionMapper
-    public Response api(ApiException e) {
-        return response(HttpReply.error(e, mapper));
+    public Response api(ApiException e, UriInfo uri) {
+        return response(HttpReply.error(e, "/" + uri.getPath().replaceFirst("^/", ""), mapper));
     }
 
     @ServerExceptionMapper
-    public Response invalid(InvalidRequestException e) {
-        return api(ApiException.invalidValue(e.param(), e.getMessage()));
+    public Response invalid(InvalidRequestException e, UriInfo uri) {
+        return api(ApiException.invalidValue(e.param(), e.getMessage()), uri);
     }
 
     @ServerExceptionMapper
-    public Response device(DeviceFaultException e) {
+    public Response device(DeviceFaultException e, UriInfo uri) {
         LOG.warnf("request failed on device %s: %s", e.device(), e.getMessage());
-        return api(ApiException.deviceFault("the device " + e.device() + " failed: " + e.getMessage()));
+        return api(ApiException.deviceFault("the device " + e.device() + " failed: " + e.getMessage()), uri);
     }
 
     @ServerExceptionMapper
-    public Response router(RouterException e) {
+    public Response router(RouterException e, UriInfo uri) {
         LOG.warnf("request not routed: %s", e.getMessage());
-        return api(ApiException.routerFailed(e.getMessage()));
+        return api(ApiException.routerFailed(e.getMessage()), uri);
     }
 
     @ServerExceptionMapper
-    public Response http(WebApplicationException e) {
+    public Response http(WebApplicationException e, UriInfo uri) {
         int status = e.getResponse().getStatus();
         if (status >= 500) {
-            return unexpected(e);
+            return unexpected(e, uri);
         }
         Response.StatusType type = e.getResponse().getStatusInfo();
         String code = HTTP_CODES.getOrDefault(status, "http_" + status);
-        return api(ApiException.http(status, code, type.getReasonPhrase().toLowerCase()));
+        return api(ApiException.http(status, code, type.getReasonPhrase().toLowerCase()), uri);
     }
 
     @ServerExceptionMapper
-    public Response unexpected(Throwable e) {
+    public Response unexpected(Throwable e, UriInfo uri) {
         LOG.error("request failed", e);
-        return api(ApiException.internal());
+        return api(ApiException.internal(), uri);
     }
 
     static Response response(HttpReply reply) {

@@ -66,16 +66,18 @@ public class ApiKeyFilter {
 
     private void check(RoutingContext ctx, byte[] expected) {
         String path = ctx.normalizedPath();
-        if (path.equals("/health") || path.equals("/q/health") || path.startsWith("/q/health/")) {
+        if (path.equals("/health") || path.equals("/v1/health") || path.equals("/q/health") || path.startsWith("/q/health/")) {
             ctx.next();
             return;
         }
+        // Anthropic's clients send the key as x-api-key.
         String header = ctx.request().getHeader("Authorization");
-        if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
-            refuse(ctx, "this server needs an API key: send 'Authorization: Bearer <key>'");
+        String key = ctx.request().getHeader("x-api-key");
+        if (key == null && (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length()))) {
+            refuse(ctx, "this server needs an API key: send 'Authorization: Bearer <key>' (or 'x-api-key: <key>')");
             return;
         }
-        byte[] given = sha256(header.substring(BEARER.length()).trim());
+        byte[] given = sha256(key != null ? key.trim() : header.substring(BEARER.length()).trim());
         if (!MessageDigest.isEqual(given, expected)) {
             refuse(ctx, "the API key is not valid");
             return;
@@ -84,7 +86,7 @@ public class ApiKeyFilter {
     }
 
     private void refuse(RoutingContext ctx, String message) {
-        HttpReply reply = HttpReply.error(ApiException.unauthorized(message), mapper);
+        HttpReply reply = HttpReply.error(ApiException.unauthorized(message), ctx.normalizedPath(), mapper);
         reply.headers().forEach(ctx.response()::putHeader);
         ctx.response().putHeader("WWW-Authenticate", "Bearer").setStatusCode(reply.status())
                 .end(Buffer.buffer(reply.body()));

@@ -39,6 +39,12 @@ public class ApiMetrics {
     private Counter generatedTokens;
     private Timer firstToken;
     private Timer interToken;
+    /** For llama-server's {@code /metrics}: prompt tokens computed, and the seconds of prompts and of generation. */
+    private final java.util.concurrent.atomic.DoubleAdder computedTokens = new java.util.concurrent.atomic.DoubleAdder();
+    private final java.util.concurrent.atomic.DoubleAdder promptSeconds = new java.util.concurrent.atomic.DoubleAdder();
+    private final java.util.concurrent.atomic.DoubleAdder generationSeconds =
+            new java.util.concurrent.atomic.DoubleAdder();
+    private final java.util.concurrent.atomic.AtomicInteger longest = new java.util.concurrent.atomic.AtomicInteger();
 
     @PostConstruct
     void register() {
@@ -69,6 +75,47 @@ public class ApiMetrics {
                 .description("Generations running now").register(registry);
     }
 
+    /**
+     * llama-server's metrics as its {@code /metrics} writes them ({@code llamacpp:} names, Prometheus text): prompt
+     * tokens computed and served from the cache, tokens generated, their seconds and rates, the decode steps, the
+     * requests running and waiting. No draft model runs here, so its counters stay 0.
+     */
+    String llamaServerText() {
+        double computed = computedTokens.sum();
+        double prompt = promptSeconds.sum();
+        double generated = generatedTokens.count();
+        double generation = generationSeconds.sum();
+        StepCounts steps = steps();
+        StringBuilder out = new StringBuilder();
+        metric(out, "prompt_tokens_total", "counter", "Number of prompt tokens processed.", computed);
+        metric(out, "prompt_tokens_cached_total", "counter", "Number of prompt tokens served from the cache.",
+                cachedTokens.count());
+        metric(out, "prompt_seconds_total", "counter", "Prompt process time", prompt);
+        metric(out, "tokens_predicted_total", "counter", "Number of generation tokens processed.", generated);
+        metric(out, "tokens_predicted_seconds_total", "counter", "Predict process time", generation);
+        metric(out, "n_decode_total", "counter", "Total number of llama_decode() calls", steps.steps());
+        metric(out, "n_tokens_max", "counter", "Largest observed n_tokens.", longest.get());
+        metric(out, "spec_decode_num_draft_tokens_total", "counter", "Draft tokens proposed (none: no draft"
+                + " model runs).", 0);
+        metric(out, "spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.", 0);
+        metric(out, "spec_decode_num_drafts_total", "counter", "Drafts made.", 0);
+        metric(out, "prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
+                prompt > 0 ? computed / prompt : 0);
+        metric(out, "predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
+                generation > 0 ? generated / generation : 0);
+        metric(out, "requests_processing", "gauge", "Number of requests processing.", admission.running());
+        metric(out, "requests_deferred", "gauge", "Number of requests deferred.", admission.queued());
+        metric(out, "n_busy_slots_per_decode", "gauge", "Average number of busy slots per llama_decode() call",
+                steps.steps() > 0 ? (double) steps.sequences() / steps.steps() : 0);
+        return out.toString();
+    }
+
+    private static void metric(StringBuilder out, String name, String type, String help, double value) {
+        out.append("# HELP llamacpp:").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE llamacpp:").append(name).append(' ').append(type).append('\n');
+        out.append("llamacpp:").append(name).append(' ').append(value).append('\n');
+    }
+
     private StepCounts steps() {
         return models.model().map(ServedModel::steps).orElse(StepCounts.NONE);
     }
@@ -76,6 +123,10 @@ public class ApiMetrics {
     /** Counts one finished generation: its tokens, its latencies, and its whole time by how it ended. */
     void generation(GenerationResult result) {
         promptTokens.increment(result.promptTokens());
+        computedTokens.add(result.computedPromptTokens());
+        promptSeconds.add(result.promptNanos() / 1e9);
+        generationSeconds.add(result.generationNanos() / 1e9);
+        longest.accumulateAndGet(result.promptTokens() + result.generatedTokens(), Math::max);
         cachedTokens.increment(result.cachedTokens());
         generatedTokens.increment(result.generatedTokens());
         if (result.generatedTokens() > 0) {

@@ -5,6 +5,7 @@ import dev.laneway.runtime.api.ChatWire.ChatCompletion;
 import dev.laneway.runtime.api.ChatWire.Choice;
 import dev.laneway.runtime.api.ChatWire.ChunkChoice;
 import dev.laneway.runtime.api.ChatWire.Delta;
+import dev.laneway.runtime.api.ChatWire.Opening;
 import dev.laneway.runtime.api.ChatWire.Logprobs;
 import dev.laneway.runtime.api.ChatWire.Message;
 
@@ -27,25 +28,25 @@ final class ChatFormat implements ReplyFormat {
 
     @Override
     public Optional<Object> opening(int index) {
-        return Optional.of(chunk(List.of(new ChunkChoice(index, new Delta(ROLE, ""), null, null)), null, null));
+        return Optional.of(chunk(List.of(new ChunkChoice(index, new Opening(ROLE, null), null, null)), null, null));
     }
 
     @Override
-    public Object text(int index, String text, List<TokenLogprob> entries) {
-        return chunk(List.of(new ChunkChoice(index, new Delta(null, text), Logprobs.of(entries, logprobs), null)),
+    public Object text(int index, String text, int[] tokens, List<TokenLogprob> entries) {
+        return chunk(List.of(new ChunkChoice(index, new Delta(text, null, null), Logprobs.of(entries, logprobs), null)),
                 null, null);
     }
 
     @Override
     public Object reasoning(int index, String text, List<TokenLogprob> entries) {
-        return chunk(List.of(new ChunkChoice(index, new Delta(null, null, text, null), Logprobs.of(entries, logprobs),
+        return chunk(List.of(new ChunkChoice(index, new Delta(null, text, null), Logprobs.of(entries, logprobs),
                 null)), null, null);
     }
 
     @Override
     public Object closing(ChoiceOutcome outcome, Timings timings) {
-        Delta delta = outcome.toolCalls().isEmpty() ? new Delta(null, null)
-                : new Delta(null, null, null, toolCalls(outcome, true));
+        Delta delta = new Delta(null, null, outcome.toolCalls().isEmpty() ? null
+                : toolCalls(outcome, true));
         return chunk(List.of(new ChunkChoice(outcome.index(), delta, null, outcome.finishReason())), null, timings);
     }
 
@@ -72,10 +73,12 @@ final class ChatFormat implements ReplyFormat {
                 .map(o -> new Choice(o.index(), new Message(ROLE, o.text(), o.reasoning(), toolCalls(o, false)),
                         Logprobs.of(o.logprobs(), logprobs), o.finishReason()))
                 .toList();
-        return new ChatCompletion(header.id(), OBJECT, header.created(), header.model(), choices, usage, timings);
+        return new ChatCompletion(header.id(), OBJECT, header.created(), header.model(), header.systemFingerprint(),
+                choices, usage, timings);
     }
 
     private ChatChunk chunk(List<ChunkChoice> choices, Usage usage, Timings timings) {
-        return new ChatChunk(header.id(), CHUNK_OBJECT, header.created(), header.model(), choices, usage, timings);
+        return new ChatChunk(header.id(), CHUNK_OBJECT, header.created(), header.model(), header.systemFingerprint(),
+                choices, usage, timings);
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.laneway.spi.ChatMessage;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,10 +26,14 @@ import java.util.Optional;
  *                          content ({@code none})
  * @param templateKwargs    {@code chat_template_kwargs}: extra variables for the chat template, such as
  *                          {@code enable_thinking}
+ * @param addGenerationPrompt whether the template opens the assistant's turn ({@code add_generation_prompt})
+ * @param continueFinal     whether the answer continues the last message, an assistant's ({@code
+ *                          continue_final_message}, and by default when the conversation ends with an assistant
+ *                          message without tool calls: a prefill, as llama-server and Anthropic's API read it)
  */
 record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params, List<Object> tools,
                    ToolChoice toolChoice, boolean parallelToolCalls, boolean reasoningSplit,
-                   Map<String, Object> templateKwargs) {
+                   Map<String, Object> templateKwargs, boolean addGenerationPrompt, boolean continueFinal) {
 
     /** The roles a message may have; {@code developer} is OpenAI's newer name for {@code system}. */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
@@ -40,10 +45,10 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
     ChatRequest {
         messages = List.copyOf(messages);
         tools = List.copyOf(tools);
-        templateKwargs = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(templateKwargs));
+        templateKwargs = Collections.unmodifiableMap(new LinkedHashMap<>(templateKwargs));
     }
 
-    static ChatRequest read(JsonRequest r) {
+    static ChatRequest read(JsonRequest r, RequestDefaults defaults) {
         List<Object> tools = tools(r.raw("tools"));
         ToolChoice choice = toolChoice(r.raw("tool_choice"), tools);
         if (choice == null) {
@@ -56,8 +61,42 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
             throw ApiException.invalidValue("reasoning_format", "reasoning_format must be auto, deepseek or none, was "
                     + reasoning);
         }
-        return new ChatRequest(r.string("model"), messages(r.raw("messages")), GenerationParams.read(r, true), tools,
-                choice, parallel, !reasoning.equals("none"), templateKwargs(r.raw("chat_template_kwargs")));
+        List<ChatMessage> messages = messages(r.raw("messages"));
+        boolean addGenerationPrompt = r.bool("add_generation_prompt").orElse(true);
+        boolean continueFinal = r.bool("continue_final_message").orElse(false);
+        if (addGenerationPrompt && continueFinal && r.raw("add_generation_prompt") != null) {
+            throw ApiException.invalidValue("continue_final_message", "continue_final_message and"
+                    + " add_generation_prompt cannot both be true");
+        }
+        ChatMessage last = messages.get(messages.size() - 1);
+        boolean prefill = last.role().equals("assistant") && !last.fields().containsKey("tool_calls");
+        if (continueFinal && !prefill) {
+            throw ApiException.invalidValue("continue_final_message", "continue_final_message needs the last message"
+                    + " to be an assistant's, without tool calls");
+        }
+        if (prefill && messages.size() >= 2 && messages.get(messages.size() - 2).role().equals("assistant")) {
+            // Which of the two would the answer continue? llama-server refuses this too.
+            throw ApiException.invalidValue("messages", "messages ends with two assistant messages; an answer can"
+                    + " continue only one");
+        }
+        return new ChatRequest(r.string("model"), messages, GenerationParams.read(r, GenerationParams.Dialect.CHAT,
+                defaults), tools, choice, parallel, !reasoning.equals("none"),
+                withThinking(templateKwargs(r.raw("chat_template_kwargs")), r.string("reasoning_effort")),
+                addGenerationPrompt, continueFinal || (prefill && addGenerationPrompt));
+    }
+
+    /**
+     * The chat template's {@code enable_thinking}: as {@code chat_template_kwargs} sets it, else from OpenAI's
+     * {@code reasoning_effort} ({@code none} and {@code minimal} off, the others on); else unset, for the server's
+     * default ({@link GenerationService#prompt}).
+     */
+    private static Map<String, Object> withThinking(Map<String, Object> kwargs, Optional<String> effort) {
+        if (kwargs.containsKey("enable_thinking") || effort.isEmpty()) {
+            return kwargs;
+        }
+        Map<String, Object> with = new LinkedHashMap<>(kwargs);
+        with.put("enable_thinking", !effort.get().equals("none") && !effort.get().equals("minimal"));
+        return with;
     }
 
     /**

@@ -13,8 +13,8 @@ final class ChatWire {
     }
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ChatCompletion(String id, String object, long created, String model, List<Choice> choices, Usage usage,
-                          Timings timings) {
+    record ChatCompletion(String id, String object, long created, String model, String systemFingerprint,
+                          List<Choice> choices, Usage usage, Timings timings) {
     }
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
@@ -38,26 +38,31 @@ final class ChatWire {
 
     /** A streamed chunk; usage and timings appear only at the end. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ChatChunk(String id, String object, long created, String model, List<ChunkChoice> choices,
+    record ChatChunk(String id, String object, long created, String model, String systemFingerprint,
+                     List<ChunkChoice> choices,
                      @JsonInclude(JsonInclude.Include.NON_NULL) Usage usage,
                      @JsonInclude(JsonInclude.Include.NON_NULL) Timings timings) {
     }
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ChunkChoice(int index, Delta delta, Logprobs logprobs, String finishReason) {
+    record ChunkChoice(int index, ChunkDelta delta, Logprobs logprobs, String finishReason) {
+    }
+
+    /** What a chunk's choice carries: the opening role, or a piece of the message. */
+    sealed interface ChunkDelta permits Opening, Delta {
+    }
+
+    /** The first chunk's delta: the role, with {@code content} written as null as clients check for it. */
+    record Opening(String role, String content) implements ChunkDelta {
     }
 
     /**
-     * What a chunk adds to the message: the role first, then reasoning and content, the tool calls whole in the last
-     * chunk, or
-     * {@code {}} there when there are none.
+     * What a chunk adds to the message after the opening: reasoning and content, the tool calls whole in the last
+     * chunk, or {@code {}} there when there are none.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record Delta(String role, String content, String reasoningContent, List<ToolCall> toolCalls) {
-        Delta(String role, String content) {
-            this(role, content, null, null);
-        }
+    record Delta(String content, String reasoningContent, List<ToolCall> toolCalls) implements ChunkDelta {
     }
 
     /** Chat logprobs: one entry per token. */

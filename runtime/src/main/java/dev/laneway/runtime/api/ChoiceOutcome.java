@@ -14,24 +14,35 @@ import java.util.List;
  * @param result       the model's account: token counts and timings
  * @param toolCalls    the tool calls its text held, when the request offered tools
  * @param reasoning    a thinking model's reasoning, split off the text; null when there is none
+ * @param ending       how the generation ended, in llama-server's terms, and its tokens
  */
 record ChoiceOutcome(int index, String text, String finishReason, List<TokenLogprob> logprobs,
-                     GenerationResult result, List<ToolCallFormat.Call> toolCalls, String reasoning) {
+                     GenerationResult result, List<ToolCallFormat.Call> toolCalls, String reasoning, Ending ending) {
 
     ChoiceOutcome {
         logprobs = List.copyOf(logprobs);
         toolCalls = List.copyOf(toolCalls);
     }
 
-    ChoiceOutcome(int index, String text, String finishReason, List<TokenLogprob> logprobs, GenerationResult result) {
-        this(index, text, finishReason, logprobs, result, List.of(), null);
+    ChoiceOutcome(int index, String text, String finishReason, List<TokenLogprob> logprobs, GenerationResult result,
+                  Ending ending) {
+        this(index, text, finishReason, logprobs, result, List.of(), null, ending);
+    }
+
+    /**
+     * @param type   llama-server's {@code stop_type}: {@code eos} (the model ended it), {@code limit} (the token
+     *               budget or the context), {@code word} (a stop string)
+     * @param word   the stop string that ended it; empty otherwise
+     * @param tokens every token generated, the end-of-text token excluded
+     */
+    record Ending(String type, String word, int[] tokens) {
     }
 
     /** The outcome with its reasoning split off its text ({@code opened}: the prompt opened the think block). */
     ChoiceOutcome withReasoning(boolean opened) {
         ReasoningSplit.Parts parts = ReasoningSplit.split(text, opened);
         return new ChoiceOutcome(index, parts.content(), finishReason, logprobs, result, toolCalls,
-                parts.reasoning().isEmpty() ? null : parts.reasoning());
+                parts.reasoning().isEmpty() ? null : parts.reasoning(), ending);
     }
 
     /**
@@ -43,10 +54,11 @@ record ChoiceOutcome(int index, String text, String finishReason, List<TokenLogp
         ToolCallFormat.Parsed parsed = format.parse(text);
         if (parsed.calls().isEmpty()) {
             return parsed.content().equals(text) ? this
-                    : new ChoiceOutcome(index, parsed.content(), finishReason, logprobs, result, List.of(), reasoning);
+                    : new ChoiceOutcome(index, parsed.content(), finishReason, logprobs, result, List.of(), reasoning,
+                    ending);
         }
         List<ToolCallFormat.Call> calls = parallel ? parsed.calls() : parsed.calls().subList(0, 1);
         return new ChoiceOutcome(index, parsed.content(), finishReason.equals("stop") ? "tool_calls" : finishReason,
-                logprobs, result, calls, reasoning);
+                logprobs, result, calls, reasoning, ending);
     }
 }

@@ -8,6 +8,7 @@ import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.TokenSink;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -21,10 +22,13 @@ import java.util.function.BooleanSupplier;
  */
 final class ChoiceRun implements TokenSink {
 
-    /** Receives text as it becomes final, with the log-probabilities of the tokens that produced it. */
+    /**
+     * Receives text as it becomes final, with the tokens that produced it (those that start before its end) and
+     * their log-probabilities when asked for.
+     */
     @FunctionalInterface
     interface Listener {
-        void text(String text, List<TokenLogprob> logprobs);
+        void text(String text, int[] tokens, List<TokenLogprob> logprobs);
     }
 
     private final ServedModel model;
@@ -37,8 +41,13 @@ final class ChoiceRun implements TokenSink {
     private final List<TokenLogprob> pending = new ArrayList<>();
     private final List<TokenLogprob> reported = new ArrayList<>();
     private final Map<Integer, String> pieces = new HashMap<>();
+    /** Every token handed over, and where each one's text starts; those from {@code released} on are pending. */
+    private int[] tokens = new int[16];
+    private int[] offsets = new int[16];
+    private int tokenCount;
+    private int released;
     private int sent;
-    private boolean stopStringFound;
+    private String stopString;
 
     ChoiceRun(ServedModel model, StopStrings stops, boolean logprobs, Listener listener, BooleanSupplier cancelled) {
         this.model = model;
@@ -62,6 +71,12 @@ final class ChoiceRun implements TokenSink {
         if (logprobs) {
             pending.add(logprob(token, text.length()));
         }
+        if (tokenCount == tokens.length) {
+            tokens = Arrays.copyOf(tokens, 2 * tokenCount);
+            offsets = Arrays.copyOf(offsets, 2 * tokenCount);
+        }
+        tokens[tokenCount] = token.id();
+        offsets[tokenCount++] = text.length();
         text.append(decoder.add(token.id()));
         if (stops.isEmpty()) {
             release(text.length(), false);
@@ -70,7 +85,7 @@ final class ChoiceRun implements TokenSink {
         // Text before `sent` cannot hold the start of a stop string: it was released only once it could not.
         int stopAt = stops.find(text, sent);
         if (stopAt >= 0) {
-            stopStringFound = true;
+            stopString = stops.at(text, stopAt);
             text.setLength(stopAt);
             release(stopAt, false);
             pending.clear();
@@ -82,12 +97,15 @@ final class ChoiceRun implements TokenSink {
 
     /** Ends the choice: releases what was held back (unless a stop string ended it) and says how it ended. */
     ChoiceOutcome finish(int index, GenerationResult result) {
-        if (!stopStringFound) {
+        if (stopString == null) {
             text.append(decoder.flush());
             release(text.length(), true);
         }
-        String reason = result.finish() == FinishReason.LENGTH && !stopStringFound ? "length" : "stop";
-        return new ChoiceOutcome(index, text.toString(), reason, reported, result);
+        ChoiceOutcome.Ending ending = new ChoiceOutcome.Ending(stopString != null ? "word"
+                : result.finish() == FinishReason.LENGTH ? "limit" : "eos", stopString == null ? "" : stopString,
+                Arrays.copyOf(tokens, tokenCount));
+        String reason = ending.type().equals("limit") ? "length" : "stop";
+        return new ChoiceOutcome(index, text.toString(), reason, reported, result, ending);
     }
 
     /** Hands the listener the text up to {@code end} and the tokens that start before it (all of them at the end). */
@@ -100,11 +118,15 @@ final class ChoiceRun implements TokenSink {
                 it.remove();
             }
         }
+        int from = released;
+        while (released < tokenCount && (last || offsets[released] < end)) {
+            released++;
+        }
         String fresh = end > sent ? text.substring(sent, end) : "";
         sent = Math.max(sent, end);
-        if (!fresh.isEmpty() || !ready.isEmpty()) {
+        if (!fresh.isEmpty() || !ready.isEmpty() || released > from) {
             reported.addAll(ready);
-            listener.text(fresh, ready);
+            listener.text(fresh, Arrays.copyOfRange(tokens, from, released), ready);
         }
     }
 

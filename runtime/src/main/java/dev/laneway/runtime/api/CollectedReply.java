@@ -22,7 +22,7 @@ final class CollectedReply implements ReplySink {
     }
 
     @Override
-    public void text(int index, String text, List<TokenLogprob> logprobs) {
+    public void text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
     }
 
     @Override
@@ -40,6 +40,6 @@ final class CollectedReply implements ReplySink {
 
     @Override
     public void failed(ApiException error) {
-        reply.complete(HttpReply.error(error, mapper));
+        reply.complete(HttpReply.error(error, format.error(error), mapper));
     }
 }

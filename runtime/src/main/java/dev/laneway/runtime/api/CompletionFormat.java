@@ -25,7 +25,7 @@ final class CompletionFormat implements ReplyFormat {
     }
 
     @Override
-    public Object text(int index, String text, List<TokenLogprob> entries) {
+    public Object text(int index, String text, int[] tokens, List<TokenLogprob> entries) {
         return completion(List.of(new Choice(text, index, Logprobs.of(entries, logprobs), null)), null, null);
     }
 
@@ -48,6 +48,7 @@ final class CompletionFormat implements ReplyFormat {
     }
 
     private TextCompletion completion(List<Choice> choices, Usage usage, Timings timings) {
-        return new TextCompletion(header.id(), OBJECT, header.created(), header.model(), choices, usage, timings);
+        return new TextCompletion(header.id(), OBJECT, header.created(), header.model(), header.systemFingerprint(),
+                choices, usage, timings);
     }
 }

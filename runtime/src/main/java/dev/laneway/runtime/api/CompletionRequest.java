@@ -7,19 +7,23 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * {@code POST /v1/completions}: one or more prompts, each a string or a list of token ids.
+ * {@code POST /v1/completions}, or llama-server's {@code /completion}: one or more prompts, each a string or a list
+ * of token ids (llama-server's also a list mixing ids and strings, or {@code {"prompt_string": ...}}).
  *
- * @param model   the model asked for; empty: the served one
- * @param prompts the prompts, in order; each gets {@code params.n()} choices
+ * @param model        the model asked for; empty: the served one
+ * @param prompts      the prompts, in order; each gets {@code params.n()} choices
+ * @param returnTokens llama-server's {@code return_tokens}: the answer's token ids in {@code tokens}
+ * @param textBiases   llama-server's {@code logit_bias} keyed by text: every token of the text gets the bias
  */
-record CompletionRequest(Optional<String> model, List<Prompt> prompts, GenerationParams params) {
+record CompletionRequest(Optional<String> model, List<Prompt> prompts, GenerationParams params,
+                         boolean returnTokens, java.util.Map<String, Float> textBiases) {
 
     CompletionRequest {
         prompts = List.copyOf(prompts);
     }
 
     /** A prompt as the client gave it. */
-    sealed interface Prompt permits TextPrompt, TokenPrompt {
+    sealed interface Prompt permits TextPrompt, TokenPrompt, MixedPrompt {
     }
 
     /** Text, tokenized with the model's leading special tokens and special-token text recognised. */
@@ -30,18 +34,106 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
     record TokenPrompt(int[] ids) implements Prompt {
     }
 
+    /**
+     * llama-server's one sequence of token ids (Integer) and texts (String): each text tokenized where it stands,
+     * with the leading special tokens only when it comes first.
+     */
+    record MixedPrompt(List<Object> parts) implements Prompt {
+        MixedPrompt {
+            parts = List.copyOf(parts);
+        }
+    }
+
     /** The most prompts one request may carry, and the most choices all of them together. */
     static final int MAX_PROMPTS = 32;
     static final int MAX_CHOICES = 64;
 
-    static CompletionRequest read(JsonRequest r) {
-        List<Prompt> prompts = prompts(r.raw("prompt"));
-        GenerationParams params = GenerationParams.read(r, false);
+    /** {@code /v1/completions}. */
+    static CompletionRequest read(JsonRequest r, RequestDefaults defaults) {
+        return read(r, GenerationParams.Dialect.COMPLETIONS, prompts(r.raw("prompt")), defaults);
+    }
+
+    /** llama-server's {@code /completion}. */
+    static CompletionRequest readNative(JsonRequest r, RequestDefaults defaults) {
+        return read(r, GenerationParams.Dialect.NATIVE, nativePrompts(r.raw("prompt")), defaults);
+    }
+
+    private static CompletionRequest read(JsonRequest r, GenerationParams.Dialect dialect, List<Prompt> prompts,
+                                          RequestDefaults defaults) {
+        GenerationParams params = GenerationParams.read(r, dialect, defaults);
         if (prompts.size() * params.n() > MAX_CHOICES) {
             throw ApiException.invalidValue("n", "a request makes at most " + MAX_CHOICES + " choices: its "
                     + prompts.size() + " prompts with n " + params.n() + " make " + prompts.size() * params.n());
         }
-        return new CompletionRequest(r.string("model"), prompts, params);
+        boolean llama = dialect == GenerationParams.Dialect.NATIVE;
+        return new CompletionRequest(r.string("model"), prompts, params, llama && r.bool("return_tokens").orElse(false),
+                llama ? GenerationParams.logitBiasTexts(r) : java.util.Map.of());
+    }
+
+    /**
+     * llama-server's prompts: a string, {@code {"prompt_string"}}, a list holding a token id (one sequence, ids and
+     * texts mixed), or a list of such prompts.
+     */
+    private static List<Prompt> nativePrompts(JsonNode node) {
+        if (node == null) {
+            throw ApiException.invalidValue("prompt", "prompt is required");
+        }
+        if (!node.isArray()) {
+            return List.of(nativePrompt(node, "prompt"));
+        }
+        if (node.isEmpty()) {
+            throw ApiException.invalidValue("prompt", "prompt must not be an empty list");
+        }
+        boolean sequence = false;
+        for (JsonNode item : node) {
+            sequence |= item.isNumber();
+        }
+        if (sequence) {
+            return List.of(nativePrompt(node, "prompt"));
+        }
+        if (node.size() > MAX_PROMPTS) {
+            throw ApiException.invalidValue("prompt", "prompt holds at most " + MAX_PROMPTS + " prompts, was "
+                    + node.size());
+        }
+        List<Prompt> prompts = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            prompts.add(nativePrompt(node.get(i), "prompt[" + i + "]"));
+        }
+        return prompts;
+    }
+
+    private static Prompt nativePrompt(JsonNode node, String param) {
+        String shape = param + " must be a string, {\"prompt_string\": ...}, or a list of token ids and strings";
+        if (node.isTextual()) {
+            return new TextPrompt(node.textValue());
+        }
+        if (node.isObject()) {
+            if (node.hasNonNull("multimodal_data")) {
+                throw ApiException.invalidValue(param + ".multimodal_data", "multimodal_data is not supported: the"
+                        + " served models take text only");
+            }
+            JsonNode text = node.get("prompt_string");
+            if (text == null || !text.isTextual()) {
+                throw ApiException.invalidType(param + ".prompt_string", shape);
+            }
+            return new TextPrompt(text.textValue());
+        }
+        if (!node.isArray() || node.isEmpty()) {
+            throw ApiException.invalidType(param, shape);
+        }
+        List<Object> parts = new ArrayList<>();
+        boolean texts = false;
+        for (JsonNode item : node) {
+            if (item.isNumber()) {
+                parts.add(JsonRequest.integer(item, param));
+            } else if (item.isTextual()) {
+                parts.add(item.textValue());
+                texts = true;
+            } else {
+                throw ApiException.invalidType(param, shape);
+            }
+        }
+        return texts ? new MixedPrompt(parts) : new TokenPrompt(tokenIds(node, param, shape));
     }
 
     /** {@code "text"}, {@code ["text", ...]}, {@code [1, 2, ...]} or {@code [[1, 2], ...]}. */

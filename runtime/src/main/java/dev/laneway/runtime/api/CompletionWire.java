@@ -15,7 +15,8 @@ final class CompletionWire {
 
     /** A whole response, or one streamed chunk (then usage and timings are left out until the end). */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record TextCompletion(String id, String object, long created, String model, List<Choice> choices,
+    record TextCompletion(String id, String object, long created, String model, String systemFingerprint,
+                          List<Choice> choices,
                           @JsonInclude(JsonInclude.Include.NON_NULL) Usage usage,
                           @JsonInclude(JsonInclude.Include.NON_NULL) Timings timings) {
     }

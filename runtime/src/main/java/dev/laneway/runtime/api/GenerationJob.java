@@ -69,7 +69,7 @@ final class GenerationJob {
             answers.add(answer);
             runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get));
             requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
-                    params.topLogprobs(), params.ignoreEos(), params.grammar()));
+                    params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt()));
         }
         CompletableFuture<List<GenerationResult>> done;
         try {

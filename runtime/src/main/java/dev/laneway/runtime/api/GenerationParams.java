@@ -29,17 +29,14 @@ import java.util.OptionalLong;
  * @param logitBias    token id to the bias added to its logit
  * @param grammar      what the output must be: from {@code grammar}, {@code json_schema} (llama-server's fields) or
  *                     {@code response_format}; empty: free text
+ * @param cachePrompt  llama-server's {@code cache_prompt}: false computes the whole prompt afresh
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
-                        double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar) {
+                        double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar,
+                        boolean cachePrompt) {
 
-    static final double DEFAULT_TEMPERATURE = 0.8;
-    static final int DEFAULT_TOP_K = 40;
-    static final double DEFAULT_TOP_P = 0.95;
-    static final double DEFAULT_MIN_P = 0.05;
-    static final double DEFAULT_REPETITION_PENALTY = 1.0;
     static final int REPEAT_WINDOW = 64;
     static final int MAX_N = 16;
     static final int MAX_STOPS = 16;
@@ -61,34 +58,48 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     GenerationParams withGrammar(OutputGrammar grammar) {
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
-                Optional.of(grammar));
+                Optional.of(grammar), cachePrompt);
     }
 
     boolean wantsLogprobs() {
         return topLogprobs != GenerationRequest.NO_LOGPROBS;
     }
 
-    /** Reads and checks the shared fields; {@code chat} selects the chat endpoint's spelling of logprobs. */
-    static GenerationParams read(JsonRequest r, boolean chat) {
-        rejectUnsupported(r, chat);
+    /** Which endpoint's spelling of the fields a request uses. */
+    enum Dialect {
+        /** OpenAI's {@code /v1/completions}: {@code logprobs: k}. */
+        COMPLETIONS,
+        /** OpenAI's {@code /v1/chat/completions}: {@code logprobs: true} and {@code top_logprobs: k}. */
+        CHAT,
+        /** llama-server's {@code /completion}: {@code n_probs: k}. */
+        NATIVE
+    }
+
+    /** Reads and checks the shared fields, the server's defaults for those left out. */
+    static GenerationParams read(JsonRequest r, Dialect dialect, RequestDefaults defaults) {
+        boolean chat = dialect == Dialect.CHAT;
+        rejectUnsupported(r, dialect);
         OptionalInt maxTokens = maxTokens(r, chat);
-        double temperature = r.number("temperature").orElse(DEFAULT_TEMPERATURE);
+        if (maxTokens.isEmpty() && r.raw("n_predict") == null) {
+            maxTokens = defaults.nPredict();
+        }
+        double temperature = r.number("temperature").orElse(defaults.temperature());
         if (!(temperature >= 0) || Double.isInfinite(temperature)) {
             throw ApiException.invalidValue("temperature", "temperature must be a number of at least 0, was "
                     + temperature);
         }
-        double topP = r.number("top_p").orElse(DEFAULT_TOP_P);
+        double topP = r.number("top_p").orElse(defaults.topP());
         if (!(topP > 0 && topP <= 1)) {
             throw ApiException.invalidValue("top_p", "top_p must be in (0, 1], was " + topP);
         }
         // llama-server and vLLM spell "no top-k" as 0 or a negative number.
-        int topK = Math.max(0, r.integer("top_k").orElse(DEFAULT_TOP_K));
-        double minP = r.number("min_p").orElse(DEFAULT_MIN_P);
+        int topK = Math.max(0, r.integer("top_k").orElse(defaults.topK()));
+        double minP = r.number("min_p").orElse(defaults.minP());
         if (!(minP >= 0 && minP <= 1)) {
             throw ApiException.invalidValue("min_p", "min_p must be in [0, 1], was " + minP);
         }
         double penalty = r.number("repetition_penalty").orElse(r.number("repeat_penalty")
-                .orElse(DEFAULT_REPETITION_PENALTY));
+                .orElse(defaults.repeatPenalty()));
         if (!(penalty > 0) || Double.isInfinite(penalty)) {
             throw ApiException.invalidValue("repetition_penalty", "repetition_penalty must be above 0, was " + penalty);
         }
@@ -97,10 +108,15 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
             throw ApiException.invalidValue("n", "n must be between 1 and " + MAX_N + ", was " + n);
         }
         boolean stream = r.bool("stream").orElse(false);
-        return new GenerationParams(maxTokens, temperature, topK, topP, minP, penalty, seed(r), stops(r), n,
-                chat ? chatLogprobs(r) : completionLogprobs(r), stream, includeUsage(r),
+        return new GenerationParams(maxTokens, temperature, topK, topP, minP, penalty, seed(r, defaults), stops(r), n,
+                switch (dialect) {
+                    case CHAT -> chatLogprobs(r);
+                    case COMPLETIONS -> completionLogprobs(r);
+                    case NATIVE -> nativeLogprobs(r);
+                }, stream, includeUsage(r),
                 r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
-                openAiPenalty(r, "frequency_penalty"), logitBias(r), grammar(r));
+                openAiPenalty(r, "frequency_penalty"), logitBias(r, dialect), grammar(r),
+                r.bool("cache_prompt").orElse(true));
     }
 
     /**
@@ -173,34 +189,88 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         return value;
     }
 
-    /** {@code {"token id": bias}}, each bias -100 to 100; the ids are checked against the vocabulary later. */
-    private static Map<Integer, Float> logitBias(JsonRequest r) {
-        JsonNode node = r.raw("logit_bias");
+    /**
+     * {@code {"token id": bias}}, each bias -100 to 100; the ids are checked against the vocabulary later. llama-server's
+     * {@code /completion} also takes {@code [[id, bias], ...]} and {@code false} for a bias (read as -100, a ban); its
+     * text keys are {@link #logitBiasTexts}.
+     */
+    private static Map<Integer, Float> logitBias(JsonRequest r, Dialect dialect) {
         Map<Integer, Float> bias = new HashMap<>();
+        for (Map.Entry<String, JsonNode> e : biasEntries(r, dialect)) {
+            Integer id = tokenId(e.getKey());
+            if (id != null) {
+                bias.put(id, biasValue(e.getKey(), e.getValue()));
+            } else if (dialect != Dialect.NATIVE) {
+                throw ApiException.invalidValue("logit_bias", "logit_bias keys are token ids, was \""
+                        + e.getKey() + "\"");
+            }
+        }
+        return bias;
+    }
+
+    /** llama-server's {@code logit_bias} entries keyed by text: each token of the text gets the bias. */
+    static Map<String, Float> logitBiasTexts(JsonRequest r) {
+        Map<String, Float> texts = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : biasEntries(r, Dialect.NATIVE)) {
+            if (tokenId(e.getKey()) == null) {
+                texts.put(e.getKey(), biasValue(e.getKey(), e.getValue()));
+            }
+        }
+        return texts;
+    }
+
+    private static List<Map.Entry<String, JsonNode>> biasEntries(JsonRequest r, Dialect dialect) {
+        JsonNode node = r.raw("logit_bias");
+        List<Map.Entry<String, JsonNode>> entries = new ArrayList<>();
         if (node == null || node.isNull()) {
-            return bias;
+            return entries;
+        }
+        if (node.isArray() && dialect == Dialect.NATIVE) {
+            for (JsonNode pair : node) {
+                if (!pair.isArray() || pair.size() != 2 || !(pair.get(0).isTextual() || pair.get(0).isIntegralNumber())) {
+                    throw ApiException.invalidType("logit_bias", "logit_bias pairs are [token id or text, bias]");
+                }
+                entries.add(Map.entry(pair.get(0).asText(), pair.get(1)));
+            }
+            return entries;
         }
         if (!node.isObject()) {
             throw ApiException.invalidType("logit_bias", "logit_bias must be an object of token ids to numbers");
         }
-        for (Map.Entry<String, JsonNode> e : (Iterable<Map.Entry<String, JsonNode>>) node::fields) {
-            int id;
-            try {
-                id = Integer.parseInt(e.getKey());
-            } catch (NumberFormatException notAnId) {
-                throw ApiException.invalidValue("logit_bias", "logit_bias keys are token ids, was \""
-                        + e.getKey() + "\"");
-            }
+        node.fields().forEachRemaining(entries::add);
+        return entries;
+    }
+
+    private static Integer tokenId(String key) {
+        try {
+            int id = Integer.parseInt(key);
             if (id < 0) {
                 throw ApiException.invalidValue("logit_bias", "logit_bias keys are token ids, was " + id);
             }
-            if (!e.getValue().isNumber() || !(Math.abs(e.getValue().doubleValue()) <= 100)) {
-                throw ApiException.invalidValue("logit_bias", "the bias of token " + id
-                        + " must be a number between -100 and 100, was " + e.getValue());
-            }
-            bias.put(id, e.getValue().floatValue());
+            return id;
+        } catch (NumberFormatException notAnId) {
+            return null;
         }
-        return bias;
+    }
+
+    private static float biasValue(String key, JsonNode value) {
+        if (value.isBoolean() && !value.booleanValue()) {
+            return -100f;
+        }
+        if (!value.isNumber() || !(Math.abs(value.doubleValue()) <= 100)) {
+            throw ApiException.invalidValue("logit_bias", "the bias of " + key
+                    + " must be a number between -100 and 100 (or false), was " + value);
+        }
+        return value.floatValue();
+    }
+
+    /** The same parameters with more logit biases (llama-server's text keys, tokenized). */
+    GenerationParams withLogitBias(Map<Integer, Float> more) {
+        Map<Integer, Float> bias = new HashMap<>(logitBias);
+        bias.putAll(more);
+        return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
+                topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, bias, grammar,
+                cachePrompt);
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -226,10 +296,10 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     }
 
     /** llama-server's convention: -1 (or no seed) draws a fresh seed. */
-    private static OptionalLong seed(JsonRequest r) {
+    private static OptionalLong seed(JsonRequest r, RequestDefaults defaults) {
         JsonNode node = r.raw("seed");
-        if (node == null) {
-            return OptionalLong.empty();
+        if (node == null || node.isNull()) {
+            return defaults.seed();
         }
         long seed = JsonRequest.longInteger(node, "seed");
         return seed == -1 ? OptionalLong.empty() : OptionalLong.of(seed);
@@ -270,6 +340,16 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         return checkTopLogprobs("logprobs", k.getAsInt());
     }
 
+    /** llama-server: {@code n_probs: k} reports the chosen token and the k most likely ones; 0 reports none. */
+    private static int nativeLogprobs(JsonRequest r) {
+        if (r.bool("post_sampling_probs").orElse(false)) {
+            throw ApiException.invalidValue("post_sampling_probs", "post_sampling_probs is not supported: the"
+                    + " probabilities reported are the model's, before sampling");
+        }
+        int k = r.integer("n_probs").orElse(0);
+        return k == 0 ? GenerationRequest.NO_LOGPROBS : checkTopLogprobs("n_probs", k);
+    }
+
     /** Chat: {@code logprobs: true} reports the chosen token, {@code top_logprobs: k} the k most likely ones too. */
     private static int chatLogprobs(JsonRequest r) {
         boolean logprobs = r.bool("logprobs").orElse(false);
@@ -306,7 +386,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     }
 
     /** Fields whose meaning this server does not implement are refused by name rather than ignored. */
-    private static void rejectUnsupported(JsonRequest r, boolean chat) {
+    private static void rejectUnsupported(JsonRequest r, Dialect dialect) {
+        boolean chat = dialect == Dialect.CHAT;
         if (r.bool("echo").orElse(false)) {
             throw ApiException.invalidValue("echo", "echo is not supported");
         }
@@ -323,16 +404,37 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 throw ApiException.invalidValue(legacy, legacy + " is not supported: give tools and tool_choice");
             }
         }
+        if (chat) {
+            rejectUnsupportedChat(r);
+        }
         if (r.raw("samplers") != null) {
             throw ApiException.invalidValue("samplers", "samplers is not supported: this server samples in its own"
                     + " order (penalties, top_k, top_p, min_p, temperature)");
         }
-        if (r.bool("cache_prompt").orElse(true) == Boolean.FALSE) {
-            throw ApiException.invalidValue("cache_prompt", "cache_prompt false is not supported: this server always"
-                    + " reuses what its KV cache holds of a prompt");
+        if (dialect != Dialect.NATIVE) {
+            refuseUnlessDefault(r, "n_probs", 0, "use logprobs (completions) or top_logprobs (chat)");
         }
-        refuseUnlessDefault(r, "n_probs", 0, "use logprobs (completions) or top_logprobs (chat)");
         refuseUnlessDefault(r, "typical_p", 1, "typical sampling is not implemented");
+        // llama-server's other samplers and controls, at the values that turn them off.
+        refuseUnlessDefault(r, "dynatemp_range", 0, "dynamic temperature is not implemented");
+        refuseUnlessDefault(r, "top_n_sigma", -1, "top-n-sigma sampling is not implemented");
+        refuseUnlessDefault(r, "xtc_probability", 0, "XTC sampling is not implemented");
+        refuseUnlessDefault(r, "dry_multiplier", 0, "DRY sampling is not implemented");
+        refuseUnlessDefault(r, "min_keep", 0, "the filters keep at least one token");
+        refuseUnlessDefault(r, "repeat_last_n", REPEAT_WINDOW, "the repetition penalty looks at the last "
+                + REPEAT_WINDOW + " tokens");
+        refuseUnlessDefault(r, "penalty_last_n", REPEAT_WINDOW, "the repetition penalty looks at the last "
+                + REPEAT_WINDOW + " tokens");
+        refuseUnlessDefault(r, "id_slot", -1, "the engine chooses the stream (the one holding most of the prompt)");
+        refuseUnlessDefault(r, "t_max_predict_ms", 0, "generation has no time limit; give n_predict");
+        refuseUnlessDefault(r, "n_indent", 0, "indentation control is not implemented");
+        for (String llama : List.of("response_fields", "lora", "timings_per_token", "return_progress")) {
+            JsonNode value = r.raw(llama);
+            if (value != null && !(value.isBoolean() && !value.booleanValue()) && !(value.isArray()
+                    && value.isEmpty())) {
+                throw ApiException.invalidValue(llama, llama + " is not supported");
+            }
+        }
         refuseUnlessDefault(r, "mirostat", 0, "mirostat sampling is not implemented");
         OptionalInt bestOf = r.integer("best_of");
         int n = r.integer("n").orElse(1);
@@ -340,6 +442,38 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
             throw ApiException.invalidValue("best_of", "best_of other than n is not supported (best_of "
                     + bestOf.getAsInt() + ", n " + n + ")");
         }
+    }
+
+    /**
+     * OpenAI's chat fields this server does not implement, refused unless they ask for nothing: audio output,
+     * predicted outputs, web search, a stored completion, a service tier other than the default, a verbosity other
+     * than medium.
+     */
+    private static void rejectUnsupportedChat(JsonRequest r) {
+        for (String field : List.of("audio", "prediction", "web_search_options")) {
+            if (r.raw(field) != null) {
+                throw ApiException.invalidValue(field, field + " is not supported");
+            }
+        }
+        JsonNode modalities = r.raw("modalities");
+        if (modalities != null && !(modalities.isArray() && modalities.size() == 1
+                && "text".equals(modalities.get(0).asText()))) {
+            throw ApiException.invalidValue("modalities", "modalities other than [\"text\"] are not supported");
+        }
+        if (r.bool("store").orElse(false)) {
+            throw ApiException.invalidValue("store", "store true is not supported: this server keeps no completions");
+        }
+        r.string("service_tier").filter(t -> !t.equals("auto") && !t.equals("default")).ifPresent(t -> {
+            throw ApiException.invalidValue("service_tier", "service_tier must be auto or default, was " + t);
+        });
+        r.string("verbosity").filter(v -> !v.equals("medium")).ifPresent(v -> {
+            throw ApiException.invalidValue("verbosity", "verbosity other than medium is not supported, was " + v);
+        });
+        r.string("reasoning_effort").filter(e -> !List.of("none", "minimal", "low", "medium", "high").contains(e))
+                .ifPresent(e -> {
+                    throw ApiException.invalidValue("reasoning_effort", "reasoning_effort must be none, minimal,"
+                            + " low, medium or high, was " + e);
+                });
     }
 
     /** A field this server has no use for but its value that means "off". */

@@ -9,10 +9,11 @@ import jakarta.ws.rs.Path;
 import org.jboss.resteasy.reactive.RestMulti;
 
 /**
- * {@code POST /v1/completions} and {@code POST /v1/chat/completions}. Parsing, tokenizing and the chat template run
+ * {@code POST /v1/completions} and {@code POST /v1/chat/completions} (also without {@code /v1}, as llama-server
+ * serves it). Parsing, tokenizing and the chat template run
  * on a worker thread, which hands the generations to the model's engine loop; the event loop only moves bytes.
  */
-@Path("/v1")
+@Path("/")
 public class GenerationResource {
 
     @Inject
@@ -22,20 +23,20 @@ public class GenerationResource {
     ObjectMapper mapper;
 
     @POST
-    @Path("/completions")
+    @Path("v1/completions")
     @Blocking
     public RestMulti<byte[]> completions(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        CompletionRequest request = CompletionRequest.read(JsonRequest.parse(body, mapper));
-        return HttpAnswers.toHttp(service.complete(request));
+        CompletionRequest request = CompletionRequest.read(JsonRequest.parse(body, mapper), service.defaults());
+        return HttpAnswers.toHttp(service.complete(request, false));
     }
 
     @POST
-    @Path("/chat/completions")
+    @Path("{v: (v1/)?}chat/completions")
     @Blocking
     public RestMulti<byte[]> chatCompletions(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper));
+        ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper), service.defaults());
         return HttpAnswers.toHttp(service.chat(request));
     }
 }

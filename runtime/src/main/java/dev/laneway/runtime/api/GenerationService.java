@@ -17,6 +17,8 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -43,33 +45,95 @@ public class GenerationService {
     @Inject
     ObjectMapper mapper;
 
-    /** {@code /v1/completions}. */
-    Answer complete(CompletionRequest request) {
+    @Inject
+    dev.laneway.runtime.serve.LanewayConfig config;
+
+    /** The server's sampling defaults, for the fields a request leaves out. */
+    RequestDefaults defaults() {
+        return RequestDefaults.of(config);
+    }
+
+    /** {@code /v1/completions}, or llama-server's {@code /completion} ({@code llama}). */
+    Answer complete(CompletionRequest request, boolean llama) {
         ServedModel model = modelFor(request.model());
         GenerationParams params = request.params();
+        if (!request.textBiases().isEmpty()) {
+            Map<Integer, Float> bias = new HashMap<>();
+            request.textBiases().forEach((text, b) -> {
+                for (int id : model.tokenize(text, false, false)) {
+                    bias.put(id, b);
+                }
+            });
+            params = params.withLogitBias(bias);
+        }
         List<ChoicePlan> plans = new ArrayList<>();
         List<String> texts = new ArrayList<>();
+        List<String> choiceTexts = new ArrayList<>();
         int promptTokens = 0;
         for (CompletionRequest.Prompt prompt : request.prompts()) {
-            int[] ids;
-            if (prompt instanceof CompletionRequest.TextPrompt text) {
-                ids = tokenize(model, text.text(), "prompt");
-                texts.add(text.text());
-            } else {
-                ids = checkIds(model, ((CompletionRequest.TokenPrompt) prompt).ids());
-                texts.add(model.detokenize(ids));
-            }
+            int[] ids = prompt instanceof CompletionRequest.TextPrompt text ? tokenize(model, text.text(), "prompt")
+                    : prompt instanceof CompletionRequest.TokenPrompt tokens ? checkIds(model, tokens.ids())
+                    : mixedIds(model, (CompletionRequest.MixedPrompt) prompt);
+            String text = prompt instanceof CompletionRequest.TextPrompt t ? t.text() : model.detokenize(ids);
+            texts.add(text);
             promptTokens += ids.length;
             addChoices(plans, model, ids, params, "prompt");
+            while (choiceTexts.size() < plans.size()) {
+                choiceTexts.add(text);
+            }
         }
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
-        ReplyHeader header = ReplyHeader.fresh("cmpl-", model.id());
-        return run(model, route, plans, promptTokens, params, new CompletionFormat(header, params.wantsLogprobs()),
-                AnswerReading.PLAIN);
+        ReplyFormat format = llama
+                ? new NativeCompletionFormat(model.id(), model.info().contextLength(), params, choiceTexts,
+                request.returnTokens())
+                : new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs());
+        return run(model, route, plans, promptTokens, params, format, AnswerReading.PLAIN);
     }
+
+    /** llama-server's sequence of ids and texts: each text tokenized where it stands, special tokens first only. */
+    private static int[] mixedIds(ServedModel model, CompletionRequest.MixedPrompt prompt) {
+        List<int[]> pieces = new ArrayList<>();
+        int length = 0;
+        for (Object part : prompt.parts()) {
+            int[] ids = part instanceof Integer id ? checkIds(model, new int[]{id}) : tokenizePart(model,
+                    (String) part, pieces.isEmpty());
+            pieces.add(ids);
+            length += ids.length;
+        }
+        int[] ids = new int[length];
+        int at = 0;
+        for (int[] piece : pieces) {
+            System.arraycopy(piece, 0, ids, at, piece.length);
+            at += piece.length;
+        }
+        return ids;
+    }
+
+    private static int[] tokenizePart(ServedModel model, String text, boolean first) {
+        try {
+            return model.tokenize(text, first, true);
+        } catch (InvalidRequestException e) {
+            throw ApiException.invalidValue("prompt", e.getMessage());
+        }
+    }
+
+    /** How a chat request's answer is written: OpenAI's chat completion, or another API's message. */
+    @FunctionalInterface
+    interface ChatReply {
+        ReplyFormat format(ServedModel model, GenerationParams params, int promptTokens);
+    }
+
+    /** OpenAI's {@code chat.completion}. */
+    static final ChatReply OPENAI_CHAT = (model, params, promptTokens) -> new ChatFormat(
+            ReplyHeader.fresh("chatcmpl-", model), params.wantsLogprobs());
 
     /** {@code /v1/chat/completions}. */
     Answer chat(ChatRequest request) {
+        return chat(request, OPENAI_CHAT);
+    }
+
+    /** A chat request, answered in {@code reply}'s format (Anthropic's Messages, OpenAI's Responses). */
+    Answer chat(ChatRequest request, ChatReply reply) {
         ServedModel model = modelFor(request.model());
         Optional<ToolUse> tools = toolUse(model, request);
         GenerationParams params = request.params();
@@ -92,10 +156,9 @@ public class GenerationService {
         List<ChoicePlan> plans = new ArrayList<>();
         addChoices(plans, model, ids, params, "messages");
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
-        ReplyHeader header = ReplyHeader.fresh("chatcmpl-", model.id());
         boolean thinks = request.reasoningSplit()
                 && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
-        return run(model, route, plans, ids.length, params, new ChatFormat(header, params.wantsLogprobs()),
+        return run(model, route, plans, ids.length, params, reply.format(model, params, ids.length),
                 new AnswerReading(tools, thinks, thinks && ReasoningSplit.opensIn(prompt.text())));
     }
 
@@ -105,7 +168,11 @@ public class GenerationService {
      * Special-token text the client wrote is tokenized as text ({@link ChatPrompt}).
      */
     ChatPrompt prompt(ServedModel model, ChatRequest request) {
-        Map<String, Object> variables = new java.util.LinkedHashMap<>(request.templateKwargs());
+        Map<String, Object> variables = new LinkedHashMap<>(request.templateKwargs());
+        if (model.chatTemplateSource().isPresent()) {
+            // serve --reasoning: a Jinja template that can think does, unless the request or the server says not.
+            variables.putIfAbsent("enable_thinking", defaults().enableThinking());
+        }
         List<ChatMessage> messages = request.messages();
         if (toolFormat(model) == ToolCallFormat.GENERIC) {
             if (GenericToolPrompt.needed(messages, request.tools())) {
@@ -115,9 +182,19 @@ public class GenerationService {
         } else if (!request.tools().isEmpty()) {
             variables.put("tools", request.tools());
         }
+        boolean continueFinal = request.continueFinal();
+        boolean open = request.addGenerationPrompt();
         try {
-            return ChatPrompt.of(model, messages, variables, (m, v) -> v.isEmpty() ? model.renderChat(m, true)
-                    : model.renderChat(m, true, v));
+            return ChatPrompt.of(model, messages, variables, (m, v) -> {
+                if (!continueFinal) {
+                    return v.isEmpty() ? model.renderChat(m, open) : model.renderChat(m, open, v);
+                }
+                // The answer continues the last, assistant, message: the turn opened, its text after it.
+                List<ChatMessage> head = m.subList(0, m.size() - 1);
+                String prefill = m.get(m.size() - 1).content();
+                return (v.isEmpty() ? model.renderChat(head, true) : model.renderChat(head, true, v))
+                        + (prefill == null ? "" : prefill);
+            });
         } catch (InvalidRequestException e) {
             throw ApiException.invalidValue(e.param() == null ? "messages" : e.param(), e.getMessage());
         }
@@ -157,7 +234,7 @@ public class GenerationService {
     /** The served model, when it is ready and is the one asked for. */
     ServedModel modelFor(Optional<String> requested) {
         ServedModel model = readyModel();
-        if (requested.isPresent() && !requested.get().equals(model.id())) {
+        if (requested.isPresent() && !requested.get().equals(model.id()) && !config.acceptAnyModel()) {
             throw ApiException.modelNotFound(requested.get(), model.id());
         }
         return model;
@@ -204,8 +281,8 @@ public class GenerationService {
         });
         int context = model.info().contextLength();
         if (ids.length >= context) {
-            throw ApiException.contextExceeded(param, "the prompt is " + ids.length + " tokens, but the model's "
-                    + "context holds " + context + " tokens, and at least one must stay free for the completion");
+            throw ApiException.contextExceeded(param, "the prompt (" + ids.length + " tokens) exceeds the available"
+                    + " context size (" + context + " tokens): at least one token must stay free for the completion");
         }
         int room = context - ids.length;
         int maxTokens = Math.min(room, params.maxTokens().orElse(room));

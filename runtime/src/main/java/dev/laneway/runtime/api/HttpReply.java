@@ -24,12 +24,19 @@ record HttpReply(int status, Map<String, String> headers, byte[] body) {
         return new HttpReply(status, Map.of("Content-Type", JSON), write(value, mapper));
     }
 
-    /** The error body, with {@code Retry-After} when the client should try again later. */
-    static HttpReply error(ApiException error, ObjectMapper mapper) {
+    /**
+     * The error body in the shape of the API at {@code path}, with {@code Retry-After} when the client should try
+     * again later.
+     */
+    static HttpReply error(ApiException error, String path, ObjectMapper mapper) {
+        return error(error, error.bodyFor(path), mapper);
+    }
+
+    static HttpReply error(ApiException error, Object body, ObjectMapper mapper) {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("Content-Type", JSON);
         error.retryAfterSeconds().ifPresent(s -> headers.put("Retry-After", Integer.toString(s)));
-        return new HttpReply(error.status(), headers, write(error.body(), mapper));
+        return new HttpReply(error.status(), headers, write(body, mapper));
     }
 
     static byte[] write(Object value, ObjectMapper mapper) {

@@ -41,6 +41,18 @@ final class JsonRequest {
         return new JsonRequest(object);
     }
 
+    /** A body built here, as one API's request translated into another's. */
+    static JsonRequest of(ObjectNode body) {
+        return new JsonRequest(body);
+    }
+
+    /** The names of the body's fields. */
+    java.util.List<String> fieldNames() {
+        java.util.List<String> names = new java.util.ArrayList<>();
+        body.fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+
     /** The field's node, or null when it is absent or JSON null. */
     JsonNode raw(String field) {
         JsonNode node = body.get(field);
@@ -105,5 +117,14 @@ final class JsonRequest {
             throw ApiException.invalidValue(param, param + " is out of range: " + node.asText());
         }
         return node.longValue();
+    }
+
+    /** {@code object.field}, a string; {@code param} names the object in the error. */
+    static String string(JsonNode object, String field, String param) {
+        JsonNode value = object.get(field);
+        if (value == null || !value.isTextual()) {
+            throw ApiException.invalidType(param + "." + field, param + "." + field + " must be a string");
+        }
+        return value.textValue();
     }
 }

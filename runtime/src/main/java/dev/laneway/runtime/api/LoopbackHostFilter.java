@@ -42,7 +42,7 @@ public class LoopbackHostFilter {
         }
         HttpReply reply = HttpReply.error(ApiException.http(403, "host_not_allowed", "this server listens on a"
                 + " loopback address and answers only requests to a loopback name or address (Host: localhost,"
-                + " 127.0.0.1 or [::1]), not to '" + printable(host) + "'"), mapper);
+                + " 127.0.0.1 or [::1]), not to '" + printable(host) + "'"), ctx.normalizedPath(), mapper);
         reply.headers().forEach(ctx.response()::putHeader);
         ctx.response().setStatusCode(reply.status()).end(Buffer.buffer(reply.body()));
     }

@@ -6,11 +6,16 @@ import java.util.Optional;
 /** How an endpoint spells its responses and stream chunks; one instance per request. */
 interface ReplyFormat {
 
+    /** Whether a stream ends with {@code data: [DONE]} (OpenAI's streams do). */
+    default boolean endsWithDone() {
+        return true;
+    }
+
     /** The chunk that opens a streamed choice, if the endpoint has one (chat: the role). */
     Optional<Object> opening(int index);
 
-    /** A chunk of text. */
-    Object text(int index, String text, List<TokenLogprob> logprobs);
+    /** A chunk of text, with the tokens that made it. */
+    Object text(int index, String text, int[] tokens, List<TokenLogprob> logprobs);
 
     /** A chunk of reasoning; only chat answers have it. */
     default Object reasoning(int index, String text, List<TokenLogprob> logprobs) {
@@ -22,6 +27,11 @@ interface ReplyFormat {
 
     /** The {@code stream_options.include_usage} chunk: no choices, the usage. */
     Object usage(Usage usage, Timings timings);
+
+    /** What a stream ends with when the request fails on the way: the error body. */
+    default Object error(ApiException error) {
+        return error.body();
+    }
 
     /** The whole response of a request that was not streamed. */
     Object response(List<ChoiceOutcome> outcomes, Usage usage, Timings timings);

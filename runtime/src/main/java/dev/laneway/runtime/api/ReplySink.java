@@ -12,8 +12,8 @@ interface ReplySink {
     /** A choice begins. */
     void choiceStarted(int index);
 
-    /** Text of a choice became final. */
-    void text(int index, String text, List<TokenLogprob> logprobs);
+    /** Text of a choice became final, with the tokens that made it. */
+    void text(int index, String text, int[] tokens, List<TokenLogprob> logprobs);
 
     /** Reasoning of a choice became final (a thinking model's, split off its text). */
     void reasoning(int index, String text, List<TokenLogprob> logprobs);

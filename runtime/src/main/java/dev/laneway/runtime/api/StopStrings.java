@@ -30,6 +30,17 @@ final class StopStrings {
         return earliest;
     }
 
+    /** The stop string that starts at {@code at} (the first one given, when several do). */
+    String at(CharSequence text, int at) {
+        String s = text.toString();
+        for (String stop : stops) {
+            if (s.startsWith(stop, at)) {
+                return stop;
+            }
+        }
+        throw new IllegalArgumentException("no stop string starts at " + at);
+    }
+
     /** The length of the longest end of {@code text} that is the beginning of a stop string (and not all of it). */
     int heldBack(CharSequence text) {
         int longest = 0;

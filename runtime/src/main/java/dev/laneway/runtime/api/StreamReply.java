@@ -33,8 +33,8 @@ final class StreamReply implements ReplySink {
     }
 
     @Override
-    public void text(int index, String text, List<TokenLogprob> logprobs) {
-        send(format.text(index, text, logprobs));
+    public void text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
+        send(format.text(index, text, tokens, logprobs));
     }
 
     @Override
@@ -52,18 +52,36 @@ final class StreamReply implements ReplySink {
         if (includeUsage) {
             send(format.usage(usage, timings));
         }
-        out.onNext(DONE);
+        if (format.endsWithDone()) {
+            out.onNext(DONE);
+        }
         out.onComplete();
     }
 
     @Override
     public void failed(ApiException error) {
-        send(error.body());
+        send(format.error(error));
         out.onComplete();
     }
 
     private void send(Object chunk) {
+        if (chunk instanceof SseEvents events) {
+            for (SseEvents.Event e : events.events()) {
+                out.onNext(named(e.name(), HttpReply.write(e.data(), mapper)));
+            }
+            return;
+        }
         out.onNext(frame(HttpReply.write(chunk, mapper)));
+    }
+
+    /** A named event: {@code event: NAME}, then the data as {@link #frame}. */
+    static byte[] named(String name, byte[] data) {
+        byte[] event = ("event: " + name + "\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] frame = frame(data);
+        byte[] out = new byte[event.length + frame.length];
+        System.arraycopy(event, 0, out, 0, event.length);
+        System.arraycopy(frame, 0, out, event.length, frame.length);
+        return out;
     }
 
     /** One event: {@code data: }, the payload (one line: JSON escapes every newline), a blank line. */

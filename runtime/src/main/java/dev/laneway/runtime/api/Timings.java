@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * llama-server's {@code timings}: the work the model did for a response, summed over its choices. {@code cache_n}
- * prompt tokens were served from the KV cache and {@code prompt_n} computed.
+ * prompt tokens were served from the KV cache and {@code prompt_n} computed. A choice's first token comes from the
+ * prompt's last step, so the generation rate counts the tokens after each choice's first over the time after it.
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 public record Timings(int cacheN, int promptN, double promptMs, double promptPerTokenMs, double promptPerSecond,
@@ -17,19 +18,21 @@ public record Timings(int cacheN, int promptN, double promptMs, double promptPer
         int cacheN = 0;
         int promptN = 0;
         int predictedN = 0;
+        int decoded = 0;
         long promptNanos = 0;
         long predictedNanos = 0;
         for (ChoiceOutcome o : outcomes) {
             cacheN += o.result().cachedTokens();
             promptN += o.result().computedPromptTokens();
             predictedN += o.result().generatedTokens();
+            decoded += Math.max(0, o.result().generatedTokens() - 1);
             promptNanos += o.result().promptNanos();
             predictedNanos += o.result().generationNanos();
         }
         double promptMs = promptNanos / 1e6;
         double predictedMs = predictedNanos / 1e6;
         return new Timings(cacheN, promptN, promptMs, perToken(promptMs, promptN), perSecond(promptN, promptMs),
-                predictedN, predictedMs, perToken(predictedMs, predictedN), perSecond(predictedN, predictedMs));
+                predictedN, predictedMs, perToken(predictedMs, decoded), perSecond(decoded, predictedMs));
     }
 
     private static double perToken(double ms, int tokens) {

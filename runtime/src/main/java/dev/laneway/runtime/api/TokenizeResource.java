@@ -85,7 +85,7 @@ public class TokenizeResource {
     @Blocking
     public Prompt applyTemplate(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper));
+        ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper), service.defaults());
         return new Prompt(service.prompt(service.modelFor(request.model()), request).text());
     }
 

@@ -16,6 +16,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -49,6 +50,48 @@ final class ServeCommand implements Callable<Integer> {
             description = "As --api-key, with the key on the first line of FILE (it shows in no process listing).")
     Path apiKeyFile;
 
+    @Option(names = "--temp", paramLabel = "T", description = "Default temperature (default: 0.8; 0 is greedy).")
+    Double temperature;
+
+    @Option(names = "--top-k", paramLabel = "K", description = "Default top-k (default: 40; 0 keeps every token).")
+    Integer topK;
+
+    @Option(names = "--top-p", paramLabel = "P", description = "Default top-p (default: 0.95).")
+    Double topP;
+
+    @Option(names = "--min-p", paramLabel = "P", description = "Default min-p (default: 0.05).")
+    Double minP;
+
+    @Option(names = "--repeat-penalty", paramLabel = "X", description = "Default repetition penalty (default: 1, off).")
+    Double repeatPenalty;
+
+    @Option(names = "--seed", paramLabel = "S",
+            description = "Default seed of requests that give none (default: -1, a fresh one each).")
+    Long seed;
+
+    @Option(names = {"-n", "--n-predict"}, paramLabel = "N",
+            description = "Default most tokens per answer (default: -1, as many as the context leaves).")
+    Integer nPredict;
+
+    @Option(names = "--accept-any-model", description = "Answer a request that names any model with the served one,"
+            + " as llama-server does (default: a name other than the model's id is a 404).")
+    boolean acceptAnyModel;
+
+    @Option(names = "--reasoning", paramLabel = "on|off|auto", description = "Whether chat templates think when a"
+            + " request does not say (their enable_thinking; default: auto, as on: a template that can think does).")
+    String reasoning;
+
+    @Option(names = "--chat-template-file", paramLabel = "FILE", description = "A Jinja chat template to use instead"
+            + " of the model's (the same as --opt chat-template-file=FILE).")
+    Path chatTemplateFile;
+
+    @Option(names = "--metrics", description = "Serve llama-server's metrics at GET /metrics (Laneway's own are"
+            + " always at /q/metrics).")
+    boolean metricsEndpoint;
+
+    @Option(names = "--no-slots", description = "Answer GET /slots with 501, as llama-server's --no-slots.")
+    boolean noSlots;
+
     @Spec
     CommandSpec spec;
 
@@ -63,6 +106,13 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (apiKey != null && apiKeyFile != null) {
             throw new UsageException("give --api-key or --api-key-file, not both");
+        }
+        checkSampling();
+        if (reasoning != null && !List.of("on", "off", "auto").contains(reasoning)) {
+            throw new UsageException("--reasoning must be on, off or auto, was " + reasoning);
+        }
+        if (chatTemplateFile != null) {
+            options = options.withOpt("chat-template-file", chatTemplateFile.toAbsolutePath().toString());
         }
         if (apiKeyFile != null) {
             try {
@@ -91,6 +141,25 @@ final class ServeCommand implements Callable<Integer> {
             }
         }, new String[0]);
         return exitCode.get();
+    }
+
+    /** The sampling defaults, checked as a request's fields are. */
+    private void checkSampling() {
+        if (temperature != null && !(temperature >= 0 && Double.isFinite(temperature))) {
+            throw new UsageException("--temp must be a number of at least 0, was " + temperature);
+        }
+        if (topP != null && !(topP > 0 && topP <= 1)) {
+            throw new UsageException("--top-p must be in (0, 1], was " + topP);
+        }
+        if (minP != null && !(minP >= 0 && minP <= 1)) {
+            throw new UsageException("--min-p must be in [0, 1], was " + minP);
+        }
+        if (repeatPenalty != null && !(repeatPenalty > 0 && Double.isFinite(repeatPenalty))) {
+            throw new UsageException("--repeat-penalty must be above 0, was " + repeatPenalty);
+        }
+        if (nPredict != null && nPredict != -1 && nPredict < 1) {
+            throw new UsageException("--n-predict must be -1 or at least 1, was " + nPredict);
+        }
     }
 
     /** The innermost cause's message, its lines joined: what Quarkus wraps in "Failed to start quarkus". */
@@ -122,8 +191,33 @@ final class ServeCommand implements Callable<Integer> {
         if (apiKeyFile != null) {
             settings.put("laneway.api-key-file", apiKeyFile.toAbsolutePath().toString());
         }
+        putIfSet(settings, "laneway.sampling.temperature", temperature);
+        putIfSet(settings, "laneway.sampling.top-k", topK == null ? null : Math.max(0, topK));
+        putIfSet(settings, "laneway.sampling.top-p", topP);
+        putIfSet(settings, "laneway.sampling.min-p", minP);
+        putIfSet(settings, "laneway.sampling.repeat-penalty", repeatPenalty);
+        putIfSet(settings, "laneway.sampling.seed", seed);
+        putIfSet(settings, "laneway.sampling.n-predict", nPredict);
+        if (acceptAnyModel) {
+            settings.put("laneway.accept-any-model", "true");
+        }
+        if (reasoning != null) {
+            settings.put("laneway.reasoning", reasoning);
+        }
+        if (metricsEndpoint) {
+            settings.put("laneway.metrics-endpoint", "true");
+        }
+        if (noSlots) {
+            settings.put("laneway.slots-endpoint", "false");
+        }
         settings.put("quarkus.http.host", host);
         settings.put("quarkus.http.port", Integer.toString(port));
         return settings;
+    }
+
+    private static void putIfSet(Map<String, String> settings, String key, Object value) {
+        if (value != null) {
+            settings.put(key, value.toString());
+        }
     }
 }

@@ -16,13 +16,22 @@ import java.util.Map;
  * its weights that read faster, made on idle cores), the body also says {@code "background_work": "pending"}, so
  * that a benchmark can wait for the speed the model will keep.
  */
-@Path("/health")
+@Path("/")
 public class HealthResource {
 
     @Inject
     ModelService models;
 
+    /** The same at {@code /v1/health}, where llama-server answers it too. */
     @GET
+    @Path("v1/health")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response v1Health() {
+        return health();
+    }
+
+    @GET
+    @Path("health")
     @Produces(MediaType.APPLICATION_JSON)
     public Response health() {
         return switch (models.state()) {

@@ -54,6 +54,34 @@ public interface LanewayConfig {
     /** Derived files that outlive the process, such as packed GGUF files. */
     Cache cache();
 
+    /**
+     * Whether a request may name any model and be answered by the served one, as llama-server does; false: a name
+     * other than the served model's id is a 404.
+     */
+    @WithName("accept-any-model")
+    @WithDefault("false")
+    boolean acceptAnyModel();
+
+    /** Whether {@code GET /metrics} answers with llama-server's metrics ({@code --metrics}); false: 501. */
+    @WithName("metrics-endpoint")
+    @WithDefault("false")
+    boolean metricsEndpoint();
+
+    /** Whether {@code GET /slots} answers (llama-server's {@code --slots}); false: 501. */
+    @WithName("slots-endpoint")
+    @WithDefault("true")
+    boolean slotsEndpoint();
+
+    /**
+     * Whether chat templates think when a request does not say ({@code enable_thinking}): {@code off}, or
+     * {@code on} and {@code auto} (a template that can think does).
+     */
+    @WithDefault("auto")
+    String reasoning();
+
+    /** What a request gets for the sampling fields it leaves out. */
+    Sampling sampling();
+
     /** Requests that wait for a free stream. */
     Queue queue();
 
@@ -74,6 +102,36 @@ public interface LanewayConfig {
     @WithName("class-archive-run")
     @WithDefault("false")
     boolean classArchiveRun();
+
+    /** Sampling defaults, as llama-server's command line sets them. */
+    interface Sampling {
+        @WithDefault("0.8")
+        double temperature();
+
+        /** 0: every token. */
+        @WithName("top-k")
+        @WithDefault("40")
+        int topK();
+
+        @WithName("top-p")
+        @WithDefault("0.95")
+        double topP();
+
+        @WithName("min-p")
+        @WithDefault("0.05")
+        double minP();
+
+        @WithName("repeat-penalty")
+        @WithDefault("1.0")
+        double repeatPenalty();
+
+        /** Unset or -1: a fresh seed per generation. */
+        Optional<Long> seed();
+
+        /** The most tokens per choice; unset or -1: as many as the context leaves. */
+        @WithName("n-predict")
+        Optional<Integer> nPredict();
+    }
 
     /** Watchdog settings. */
     interface Watchdog {

@@ -20,7 +20,7 @@ class ChoiceRunTest {
     private final List<TokenLogprob> reported = new ArrayList<>();
 
     private ChoiceRun run(List<String> stops, boolean logprobs) {
-        return new ChoiceRun(model, new StopStrings(stops), logprobs, (text, lp) -> {
+        return new ChoiceRun(model, new StopStrings(stops), logprobs, (text, tokens, lp) -> {
             released.add(text);
             reported.addAll(lp);
         }, () -> false);
@@ -98,7 +98,7 @@ class ChoiceRunTest {
 
     @Test
     void stopsAtOnceWhenCancelled() {
-        ChoiceRun run = new ChoiceRun(model, new StopStrings(List.of()), false, (t, l) -> released.add(t), () -> true);
+        ChoiceRun run = new ChoiceRun(model, new StopStrings(List.of()), false, (t, ids, l) -> released.add(t), () -> true);
         assertFalse(run.accept(new GeneratedToken('a', -1f, List.of())));
         assertTrue(released.isEmpty());
     }

@@ -10,8 +10,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test tool: runs {@code src/test/node/openai-sdk.mjs} (or {@code openai-tools.mjs}) with Node, installing the pinned OpenAI SDK with npm into
- * {@code target/node-sdk} once. Node and npm must be installed; their absence fails the test.
+ * A test tool: runs the scripts of {@code src/test/node} with Node, installing the pinned OpenAI and Anthropic SDKs
+ * with npm into {@code target/node-sdk} once. Node and npm must be installed; their absence fails the test.
  */
 final class NodeSdk {
     private static final Path SOURCES = Path.of("src", "test", "node");
@@ -41,17 +41,30 @@ final class NodeSdk {
         return exec(List.of("node", "openai-tools.mjs", baseUrl, calling, result, options), Map.of(), 120);
     }
 
+    /**
+     * Runs a script that takes the server's address, a prompt, a prompt that makes the model call a tool, the tool's
+     * result and the model's id ({@code anthropic-sdk.mjs} with the address without {@code /v1},
+     * {@code openai-responses.mjs} with it).
+     */
+    static Run script(String script, String baseUrl, String prompt, String calling, String result, String model)
+            throws IOException, InterruptedException {
+        install();
+        return exec(List.of("node", script, baseUrl, prompt, calling, result, model), Map.of(), 120);
+    }
+
     private static synchronized void install() throws IOException, InterruptedException {
         Files.createDirectories(WORK);
-        for (String file : List.of("package.json", "openai-sdk.mjs", "openai-tools.mjs")) {
+        for (String file : List.of("package.json", "openai-sdk.mjs", "openai-tools.mjs", "anthropic-sdk.mjs",
+                "openai-responses.mjs")) {
             Files.copy(SOURCES.resolve(file), WORK.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
-        if (Files.isDirectory(WORK.resolve("node_modules").resolve("openai"))) {
+        if (Files.isDirectory(WORK.resolve("node_modules").resolve("openai"))
+                && Files.isDirectory(WORK.resolve("node_modules").resolve("@anthropic-ai").resolve("sdk"))) {
             return;
         }
         Run npm = exec(List.of("npm", "install", "--no-audit", "--no-fund", "--loglevel=error"), Map.of(), 300);
         if (npm.exitCode() != 0) {
-            throw new AssertionError("npm install of the OpenAI SDK failed:\n" + npm.output());
+            throw new AssertionError("npm install of the OpenAI and Anthropic SDKs failed:\n" + npm.output());
         }
     }
 

@@ -27,7 +27,7 @@ class RequestReadingTest {
 
     @Test
     void absentSamplingFieldsTakeLlamaServerDefaults() {
-        GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\"}")).params();
+        GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\"}"), RequestDefaults.LLAMA_SERVER).params();
         assertEquals(0.8, p.temperature());
         assertEquals(40, p.topK());
         assertEquals(0.95, p.topP());
@@ -43,38 +43,38 @@ class RequestReadingTest {
     /** llama-server's n_predict is the token budget (before max_tokens), -1 none; the fields' "off" values pass. */
     @Test
     void nPredictIsTheTokenBudgetAndOffValuesPass() {
-        assertEquals(7, CompletionRequest.read(json("{\"prompt\":\"x\",\"n_predict\":7,\"max_tokens\":9}"))
+        assertEquals(7, CompletionRequest.read(json("{\"prompt\":\"x\",\"n_predict\":7,\"max_tokens\":9}"), RequestDefaults.LLAMA_SERVER)
                 .params().maxTokens().getAsInt());
-        assertTrue(CompletionRequest.read(json("{\"prompt\":\"x\",\"n_predict\":-1,\"max_tokens\":9}"))
+        assertTrue(CompletionRequest.read(json("{\"prompt\":\"x\",\"n_predict\":-1,\"max_tokens\":9}"), RequestDefaults.LLAMA_SERVER)
                 .params().maxTokens().isEmpty());
         GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\",\"n\":2,\"best_of\":2,"
-                + "\"cache_prompt\":true,\"n_probs\":0,\"typical_p\":1.0,\"mirostat\":0}")).params();
+                + "\"cache_prompt\":true,\"n_probs\":0,\"typical_p\":1.0,\"mirostat\":0}"), RequestDefaults.LLAMA_SERVER).params();
         assertEquals(2, p.n());
     }
 
     @Test
     void eachChoiceDrawsFromItsOwnSeed() {
-        GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":7,\"n\":2}")).params();
+        GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":7,\"n\":2}"), RequestDefaults.LLAMA_SERVER).params();
         assertEquals(7, p.sampling(0).seed().getAsLong());
         assertEquals(8, p.sampling(1).seed().getAsLong());
-        assertTrue(CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":-1}")).params().seed().isEmpty());
+        assertTrue(CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":-1}"), RequestDefaults.LLAMA_SERVER).params().seed().isEmpty());
     }
 
     @Test
     void readsEveryPromptShape() {
         List<CompletionRequest.Prompt> prompts = CompletionRequest.read(
-                json("{\"prompt\":[\"a\",[1,2],\"b\"]}")).prompts();
+                json("{\"prompt\":[\"a\",[1,2],\"b\"]}"), RequestDefaults.LLAMA_SERVER).prompts();
         assertEquals(new CompletionRequest.TextPrompt("a"), prompts.get(0));
         assertArrayEquals(new int[]{1, 2}, ((CompletionRequest.TokenPrompt) prompts.get(1)).ids());
         assertEquals(3, prompts.size());
         assertArrayEquals(new int[]{5, 6}, ((CompletionRequest.TokenPrompt) CompletionRequest.read(
-                json("{\"prompt\":[5,6]}")).prompts().get(0)).ids());
+                json("{\"prompt\":[5,6]}"), RequestDefaults.LLAMA_SERVER).prompts().get(0)).ids());
     }
 
     @Test
     void chatPrefersMaxCompletionTokensAndReadsLogprobs() {
         ChatRequest r = ChatRequest.read(json("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
-                + "\"max_tokens\":9,\"max_completion_tokens\":4,\"logprobs\":true,\"top_logprobs\":3}"));
+                + "\"max_tokens\":9,\"max_completion_tokens\":4,\"logprobs\":true,\"top_logprobs\":3}"), RequestDefaults.LLAMA_SERVER);
         assertEquals(4, r.params().maxTokens().getAsInt());
         assertEquals(3, r.params().topLogprobs());
         assertEquals("hi", r.messages().get(0).content());
@@ -113,7 +113,6 @@ class RequestReadingTest {
             "{\"prompt\":\"x\",\"n_predict\":0}                | n_predict",
             "{\"prompt\":\"x\",\"n_predict\":-2}               | n_predict",
             "{\"prompt\":\"x\",\"best_of\":3}                  | best_of",
-            "{\"prompt\":\"x\",\"cache_prompt\":false}         | cache_prompt",
             "{\"prompt\":\"x\",\"n_probs\":5}                  | n_probs",
             "{\"prompt\":\"x\",\"typical_p\":0.5}              | typical_p",
             "{\"prompt\":\"x\",\"mirostat\":2}                 | mirostat",
@@ -122,7 +121,7 @@ class RequestReadingTest {
             "{\"prompt\":\"x\",\"function_call\":\"auto\"}     | function_call",
     })
     void refusesBadCompletionFieldsByName(String body, String param) {
-        ApiException e = assertThrows(ApiException.class, () -> CompletionRequest.read(json(body)));
+        ApiException e = assertThrows(ApiException.class, () -> CompletionRequest.read(json(body), RequestDefaults.LLAMA_SERVER));
         assertEquals(400, e.status());
         assertEquals(param, e.body().error().param());
     }
@@ -142,9 +141,10 @@ class RequestReadingTest {
             "{\"messages\":[{\"role\":\"tool\",\"content\":\"a\",\"tool_call_id\":5}]} | messages[0].tool_call_id",
             "{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{x\"}}]}]} | messages[0].tool_calls[0].function.arguments",
             "{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"type\":\"function\"}]}]} | messages[0].tool_calls[0]",
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"},{\"role\":\"assistant\",\"content\":\"c\"}]} | messages",
     })
     void refusesBadChatFieldsByName(String body, String param) {
-        ApiException e = assertThrows(ApiException.class, () -> ChatRequest.read(json(body)));
+        ApiException e = assertThrows(ApiException.class, () -> ChatRequest.read(json(body), RequestDefaults.LLAMA_SERVER));
         assertEquals(400, e.status());
         assertEquals(param, e.body().error().param());
     }
@@ -155,7 +155,7 @@ class RequestReadingTest {
                 + "\"name\":\"ann\"},{\"role\":\"assistant\",\"content\":null,\"refusal\":null,\"annotations\":[],"
                 + "\"reasoning_content\":\"look it up\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
                 + "\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},"
-                + "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"18\"}]}"));
+                + "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"18\"}]}"), RequestDefaults.LLAMA_SERVER);
         assertEquals(Map.of("name", "ann"), r.messages().get(0).fields());
         ChatMessage call = r.messages().get(1);
         assertNull(call.content());

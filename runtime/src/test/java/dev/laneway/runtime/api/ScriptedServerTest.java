@@ -104,7 +104,9 @@ class ScriptedServerTest {
                 .body("timings.prompt_n", equalTo(10))
                 .body("timings.predicted_n", equalTo(5))
                 .body("timings.predicted_ms", equalTo(5.0f))
-                .body("timings.predicted_per_second", equalTo(1000.0f));
+                // the first token comes with the prompt: 4 decode steps in 5 ms
+                .body("timings.predicted_per_token_ms", equalTo(1.25f))
+                .body("timings.predicted_per_second", equalTo(800.0f));
     }
 
     @Test
@@ -287,6 +289,43 @@ class ScriptedServerTest {
         assertEquals("a <tool_call>oops", ServerSentEvents.text(ServerSentEvents.chunks(malformed)));
     }
 
+    /**
+     * The official Anthropic Node SDK on {@code /v1/messages}: a message whole and streamed, count_tokens, a tool
+     * round trip whole and streamed, and a bad request read as Anthropic's error.
+     */
+    @Test
+    void theAnthropicNodeSdkTalksToMessagesAndCallsATool() throws Exception {
+        String calling = "say:<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>";
+        String base = server.toString().replaceAll("/$", "");
+        NodeSdk.Run run = NodeSdk.script("anthropic-sdk.mjs", base, "say:Hello there.", calling,
+                "say:It is 18 degrees in Paris.", ScriptedModel.ID);
+        assertEquals(0, run.exitCode(), run.output());
+        JsonPath seen = new JsonPath(run.output().lines().reduce((a, b) -> b).orElseThrow());
+        assertEquals("Hello there.", seen.getString("whole"));
+        assertEquals("Hello there.", seen.getString("streamed"));
+        for (String way : List.of("wholeTool", "streamedTool")) {
+            assertEquals("Paris", seen.getString(way + ".input.city"));
+            assertEquals("It is 18 degrees in Paris.", seen.getString(way + ".answer"));
+        }
+        assertTrue(seen.getString("error").contains("role"), seen.getString("error"));
+    }
+
+    /** The official OpenAI Node SDK on {@code /v1/responses}: whole, streamed, and a tool round trip both ways. */
+    @Test
+    void theOpenAiNodeSdkTalksToResponsesAndCallsATool() throws Exception {
+        String calling = "say:<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>";
+        NodeSdk.Run run = NodeSdk.script("openai-responses.mjs", server.toString() + "v1", "say:Hello there.",
+                calling, "say:It is 18 degrees in Paris.", ScriptedModel.ID);
+        assertEquals(0, run.exitCode(), run.output());
+        JsonPath seen = new JsonPath(run.output().lines().reduce((a, b) -> b).orElseThrow());
+        assertEquals("Hello there.", seen.getString("whole"));
+        assertEquals("Hello there.", seen.getString("streamed"));
+        for (String way : List.of("wholeTool", "streamedTool")) {
+            assertEquals("{\"city\":\"Paris\"}", seen.getString(way + ".arguments"));
+            assertEquals("It is 18 degrees in Paris.", seen.getString(way + ".answer"));
+        }
+    }
+
     @Test
     void theOpenAiNodeSdkCallsAToolAndGetsTheAnswer() throws Exception {
         String calling = "say:<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>";
@@ -389,8 +428,8 @@ class ScriptedServerTest {
                 .statusCode(400)
                 .body("error.param", equalTo("prompt"))
                 .body("error.code", equalTo("context_length_exceeded"))
-                .body("error.message", equalTo("the prompt is 4097 tokens, but the model's context holds 4096 "
-                        + "tokens, and at least one must stay free for the completion"));
+                .body("error.message", equalTo("the prompt (4097 tokens) exceeds the available context size"
+                        + " (4096 tokens): at least one token must stay free for the completion"));
     }
 
     @Test

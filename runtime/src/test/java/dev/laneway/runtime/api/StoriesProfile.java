@@ -72,6 +72,23 @@ public class StoriesProfile implements QuarkusTestProfile {
         }
     }
 
+    /**
+     * The same server set up as llama.cpp's server tests start llama-server: two streams, sampling defaults from the
+     * command line ({@code --temp 0.8 --seed 42 --n-predict 64}), any model name answered.
+     */
+    public static class LlamaServer extends StoriesProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            Map<String, String> config = super.getConfigOverrides();
+            config.put("laneway.streams", "2");
+            config.put("laneway.sampling.temperature", "0.8");
+            config.put("laneway.sampling.seed", "42");
+            config.put("laneway.sampling.n-predict", "64");
+            config.put("laneway.accept-any-model", "true");
+            return config;
+        }
+    }
+
     /** The same server with {@code --api-key-file}: the key on the first line of a file, white space around it. */
     public static class WithApiKey extends StoriesProfile {
         @Override

@@ -157,6 +157,9 @@ class StoriesServerTest {
         List<JsonPath> chunks = ServerSentEvents.chunks(post("/v1/chat/completions", "{\"messages\":" + messages
                 + ",\"max_tokens\":8,\"temperature\":0,\"stream\":true}").asString());
         assertEquals("assistant", chunks.get(0).getString("choices[0].delta.role"));
+        Map<String, Object> opening = chunks.get(0).getMap("choices[0].delta");
+        assertTrue(opening.containsKey("content") && opening.get("content") == null, "the opening's content is null");
+        assertFalse(chunks.get(chunks.size() - 1).getMap("choices[0].delta").containsKey("content"));
         assertEquals(content, ServerSentEvents.text(chunks));
         assertEquals(whole.getString("choices[0].finish_reason"),
                 chunks.get(chunks.size() - 1).getString("choices[0].finish_reason"));
@@ -502,7 +505,8 @@ class StoriesServerTest {
         Response response = post("/v1/completions", "{\"prompt\":\"" + prompt + "\"}");
         response.then().statusCode(400).body("error.param", equalTo("prompt"))
                 .body("error.code", equalTo("context_length_exceeded"));
-        Matcher counts = Pattern.compile("the prompt is (\\d+) tokens, but the model's context holds (\\d+) tokens")
+        Matcher counts = Pattern.compile("the prompt \\((\\d+) tokens\\) exceeds the available context size \\((\\d+)"
+                + " tokens\\)")
                 .matcher(response.path("error.message"));
         assertTrue(counts.find(), (String) response.path("error.message"));
         assertEquals(tokens, Integer.parseInt(counts.group(1)));

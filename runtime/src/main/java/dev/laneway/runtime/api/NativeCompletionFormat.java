@@ -1,0 +1,148 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * llama-server's {@code /completion}: one object per prompt ({@code content}, {@code tokens}, {@code stop_type},
+ * {@code timings}, {@code generation_settings}, {@code completion_probabilities}), a list of them for several
+ * prompts; streamed as partial objects with {@code "stop": false}, the last one whole, and no {@code [DONE]}.
+ */
+final class NativeCompletionFormat implements ReplyFormat {
+    private static final int[] NO_TOKENS = new int[0];
+
+    private final String model;
+    private final int context;
+    private final GenerationParams params;
+    private final List<String> prompts;
+    private final boolean returnTokens;
+
+    /**
+     * @param context      each generation's context length: an answer that fills it was {@code truncated}
+     * @param prompts      each choice's prompt text, by choice index
+     * @param returnTokens whether a whole answer lists its token ids (a streamed one always does, chunk by chunk)
+     */
+    NativeCompletionFormat(String model, int context, GenerationParams params, List<String> prompts,
+                           boolean returnTokens) {
+        this.model = model;
+        this.context = context;
+        this.params = params;
+        this.prompts = List.copyOf(prompts);
+        this.returnTokens = returnTokens;
+    }
+
+    @Override
+    public boolean endsWithDone() {
+        return false;
+    }
+
+    @Override
+    public Optional<Object> opening(int index) {
+        return Optional.empty();
+    }
+
+    @Override
+    public Object text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
+        return new Partial(index, text, tokens, false, probabilities(logprobs));
+    }
+
+    @Override
+    public Object closing(ChoiceOutcome outcome, Timings timings) {
+        return result(outcome, "", NO_TOKENS, null);
+    }
+
+    @Override
+    public Object usage(Usage usage, Timings timings) {
+        throw new IllegalStateException("llama-server's completions carry no usage chunk");
+    }
+
+    @Override
+    public Object response(List<ChoiceOutcome> outcomes, Usage usage, Timings timings) {
+        List<Result> results = new ArrayList<>();
+        for (ChoiceOutcome o : outcomes) {
+            results.add(result(o, o.text(), returnTokens ? o.ending().tokens() : NO_TOKENS,
+                    params.wantsLogprobs() ? probabilities(o.logprobs()) : null));
+        }
+        return results.size() == 1 ? results.get(0) : results;
+    }
+
+    private Result result(ChoiceOutcome o, String content, int[] tokens, List<Probability> probabilities) {
+        int evaluated = o.result().promptTokens();
+        return new Result(o.index(), content, tokens, true, model, o.result().generatedTokens(), evaluated,
+                GenerationSettings.of(params), prompts.get(o.index()), o.text().contains("\n"),
+                o.ending().type().equals("limit") && evaluated + o.result().generatedTokens() >= context,
+                o.ending().type(), o.ending().word(), evaluated + o.result().generatedTokens(),
+                Timings.of(List.of(o)), probabilities);
+    }
+
+    private List<Probability> probabilities(List<TokenLogprob> logprobs) {
+        if (logprobs.isEmpty()) {
+            return null;
+        }
+        return logprobs.stream().map(e -> new Probability(e.id(), e.token(), e.logprob(), bytes(e.token()),
+                e.top().stream().map(c -> new Probability(c.id(), c.token(), c.logprob(), bytes(c.token()), null))
+                        .toList())).toList();
+    }
+
+    private static int[] bytes(String token) {
+        byte[] raw = token.getBytes(StandardCharsets.UTF_8);
+        int[] out = new int[raw.length];
+        for (int i = 0; i < raw.length; i++) {
+            out[i] = raw[i] & 0xff;
+        }
+        return out;
+    }
+
+    /** A streamed piece. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Partial(int index, String content, int[] tokens, boolean stop,
+                   @JsonInclude(JsonInclude.Include.NON_NULL) List<Probability> completionProbabilities) {
+    }
+
+    /** A whole answer, or the last streamed piece (then with empty content and tokens). */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Result(int index, String content, int[] tokens, boolean stop, String model, int tokensPredicted,
+                  int tokensEvaluated, GenerationSettings generationSettings, String prompt, boolean hasNewLine,
+                  boolean truncated, String stopType, String stoppingWord, int tokensCached, Timings timings,
+                  @JsonInclude(JsonInclude.Include.NON_NULL) List<Probability> completionProbabilities) {
+    }
+
+    /** A token's log-probability and its alternatives. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Probability(int id, String token, float logprob, int[] bytes, List<Probability> topLogprobs) {
+    }
+
+    /**
+     * The sampling that produced the answer, under llama-server's names: the settings this server has, and its
+     * samplers that this server does not implement at their "off" values (a request that turns one on is refused).
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record GenerationSettings(int nPredict, long seed, double temperature, double dynatempRange,
+                              double dynatempExponent, int topK, double topP, double minP, double topNSigma,
+                              double xtcProbability, double xtcThreshold, double typicalP, int repeatLastN,
+                              double repeatPenalty, double presencePenalty, double frequencyPenalty, int mirostat,
+                              double adaptiveTarget, double adaptiveDecay, List<String> stop, int nProbs,
+                              boolean ignoreEos, boolean stream, List<Bias> logitBias, List<String> samplers) {
+        static GenerationSettings of(GenerationParams p) {
+            return new GenerationSettings(p.maxTokens().orElse(-1), p.seed().orElse(0xffffffffL), p.temperature(),
+                    0, 1, p.topK(), p.topP(), p.minP(), -1, 0, 0.1, 1, GenerationParams.REPEAT_WINDOW,
+                    p.repetitionPenalty(), p.presencePenalty(), p.frequencyPenalty(), 0, -1, 0.9, p.stops(),
+                    Math.max(0, p.topLogprobs()), p.ignoreEos(), p.stream(),
+                    p.logitBias().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                            .map(e -> new Bias(e.getValue(), e.getKey())).toList(),
+                    List.of("penalties", "top_k", "top_p", "min_p", "temperature"));
+        }
+    }
+
+    /** A logit bias, by token id (the request's text keys already tokenized). */
+    record Bias(float bias, int token) {
+    }
+}

@@ -1,0 +1,277 @@
+package dev.laneway.runtime.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.path.json.JsonPath;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.laneway.runtime.api.StoriesServerTest.post;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasSize;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * llama-server's own API on the real server and model, set up as llama.cpp's server tests set up llama-server:
+ * {@code /completion} in its shape, streamed and not, with the server's sampling defaults; seeded sampling that draws
+ * what llama-server draws; {@code /props}, {@code /slots}, and the paths without {@code /v1}.
+ */
+@QuarkusTest
+@TestProfile(StoriesProfile.LlamaServer.class)
+class StoriesLlamaServerApiTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @BeforeEach
+    void awaitModel() throws InterruptedException {
+        StoriesProfile.awaitReady();
+    }
+
+    /**
+     * With the same seed and settings, the tokens are the ones llama-server drew from the same model (its answers in
+     * {@code llama-server-sampled-stories260K.json}, with the command that made them): the first two cases from the
+     * server's defaults (--temp 0.8 --seed 42), the others with top-k off, top-p, min-p and other temperatures.
+     */
+    @Test
+    void seededSamplingDrawsWhatLlamaServerDraws() throws IOException {
+        JsonNode cases;
+        try (InputStream in = getClass().getResourceAsStream("/llama-server-sampled-stories260K.json")) {
+            cases = JSON.readTree(in).get("cases");
+        }
+        for (JsonNode c : cases) {
+            JsonPath answer = post("/completion", c.get("request").toString()).then().statusCode(200)
+                    .extract().jsonPath();
+            assertEquals(c.get("content").asText(), answer.getString("content"), c.get("request").toString());
+            assertEquals(JSON.convertValue(c.get("tokens"), List.class), answer.getList("tokens"));
+        }
+    }
+
+    @Test
+    void generationSettingsListTheLogitBiasesByToken() {
+        post("/completion", "{\"prompt\":\"Once\",\"n_predict\":1,\"logit_bias\":[[7,-2.5],[5,false]]}").then()
+                .statusCode(200)
+                .body("generation_settings.logit_bias.token", equalTo(List.of(5, 7)))
+                .body("generation_settings.logit_bias.bias", equalTo(List.of(-100f, -2.5f)));
+    }
+
+    @Test
+    void aCompletionAnswersInLlamaServersShape() {
+        JsonPath limit = post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":8}").then()
+                .statusCode(200)
+                .body("stop", equalTo(true))
+                .body("stop_type", equalTo("limit"))
+                .body("stopping_word", equalTo(""))
+                .body("tokens", hasSize(0))
+                .body("tokens_predicted", equalTo(8))
+                .body("timings.predicted_n", equalTo(8))
+                .body("generation_settings.n_predict", equalTo(8))
+                .body("generation_settings.seed", equalTo(42))
+                .body("generation_settings.temperature", equalTo(0.8f))
+                .body("generation_settings.logit_bias", hasSize(0))
+                .body("model", equalTo(StoriesProfile.ALIAS))
+                .body("prompt", equalTo("Once upon a time"))
+                .extract().jsonPath();
+        int prompt = given().contentType("application/json").body("{\"content\":\"Once upon a time\","
+                + "\"add_special\":true}").post("/tokenize").then().extract().jsonPath().getList("tokens").size();
+        assertEquals(prompt, limit.getInt("tokens_evaluated"));
+        assertEquals(limit.getString("content").contains("\n"), limit.getBoolean("has_new_line"));
+        // The server's --n-predict is the budget of a request that gives none.
+        post("/completion", "{\"prompt\":\"Once upon a time\",\"ignore_eos\":true}").then().statusCode(200)
+                .body("tokens_predicted", equalTo(64));
+        String word = limit.getString("content").trim().split(" ")[0];
+        post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":8,\"stop\":[\"" + word + "\"]}").then()
+                .statusCode(200)
+                .body("stop_type", equalTo("word"))
+                .body("stopping_word", equalTo(word))
+                .body("content", equalTo(limit.getString("content").substring(0, limit.getString("content")
+                        .indexOf(word))));
+    }
+
+    /** Streamed: partial objects with their tokens, the last one whole, no [DONE]; the text is the whole answer's. */
+    @Test
+    void aStreamedCompletionCarriesTokensAndEndsWithTheWholeObject() {
+        String request = "{\"prompt\":\"I believe the meaning of life is\",\"n_predict\":16,\"seed\":5";
+        String whole = post("/completion", request + "}").then().statusCode(200).extract().path("content");
+        String body = post("/completion", request + ",\"stream\":true}").then().statusCode(200).extract().asString();
+        List<String> payloads = ServerSentEvents.payloads(body);
+        assertFalse(payloads.contains("[DONE]"));
+        StringBuilder text = new StringBuilder();
+        int tokens = 0;
+        for (String payload : payloads.subList(0, payloads.size() - 1)) {
+            JsonPath chunk = new JsonPath(payload);
+            assertFalse(chunk.getBoolean("stop"));
+            assertFalse(chunk.getList("tokens").isEmpty(), payload);
+            tokens += chunk.getList("tokens").size();
+            text.append(chunk.getString("content"));
+        }
+        JsonPath last = new JsonPath(payloads.get(payloads.size() - 1));
+        assertTrue(last.getBoolean("stop"));
+        assertEquals("limit", last.getString("stop_type"));
+        assertEquals(16, last.getInt("timings.predicted_n"));
+        assertEquals(16, tokens);
+        assertEquals(whole, text.toString());
+    }
+
+    /** Several prompts give a list, in order; token ids, text and {"prompt_string"} are the same prompt. */
+    @Test
+    void severalPromptsGiveAListAndIdsAndTextsMix() {
+        List<Integer> ids = given().contentType("application/json").body("{\"content\":\"Once upon a time\","
+                + "\"add_special\":true}").post("/tokenize").then().extract().jsonPath().getList("tokens");
+        JsonPath list = post("/completion", "{\"prompt\":[" + ids + ",\"Once upon a time\",{\"prompt_string\":"
+                + "\"Once upon a time\"}],\"n_predict\":8,\"temperature\":0}").then().statusCode(200)
+                .extract().jsonPath();
+        assertEquals(3, list.getList("$").size());
+        assertEquals(list.getString("[0].content"), list.getString("[1].content"));
+        assertEquals(list.getString("[0].content"), list.getString("[2].content"));
+        assertEquals(List.of(0, 1, 2), list.getList("index"));
+        // One sequence of ids and texts: the text tokenized where it stands, after the ids.
+        List<Integer> head = ids.subList(0, 3);
+        String rest = given().contentType("application/json").body("{\"tokens\":" + ids.subList(3, ids.size())
+                + "}").post("/detokenize").then().extract().path("content");
+        post("/completion", "{\"prompt\":[" + head.toString().replaceAll("[\\[\\]]", "") + "," + StoriesServerTest
+                .quoted(rest) + "],\"n_predict\":8,\"temperature\":0}").then().statusCode(200)
+                .body("tokens_evaluated", equalTo(3 + given().contentType("application/json").body("{\"content\":"
+                        + StoriesServerTest.quoted(rest) + "}").post("/tokenize").then().extract().jsonPath()
+                        .getList("tokens").size()));
+        post("/completion", "{\"prompt\":{\"prompt_string\":\"x\",\"multimodal_data\":[\"AAAA\"]}}").then()
+                .statusCode(400).body("error.param", equalTo("prompt.multimodal_data"));
+    }
+
+    @Test
+    void nProbsReportsEachTokensProbabilitiesAndPostSamplingIsRefused() {
+        JsonPath answer = post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":4,\"n_probs\":3,"
+                + "\"temperature\":0}").then().statusCode(200).extract().jsonPath();
+        List<Object> probabilities = answer.getList("completion_probabilities");
+        assertEquals(4, probabilities.size());
+        for (int i = 0; i < 4; i++) {
+            assertEquals(3, answer.getList("completion_probabilities[" + i + "].top_logprobs").size());
+            // Greedy: the chosen token is the most likely one.
+            assertEquals(answer.getInt("completion_probabilities[" + i + "].id"),
+                    answer.getInt("completion_probabilities[" + i + "].top_logprobs[0].id"));
+            assertTrue(answer.getFloat("completion_probabilities[" + i + "].logprob") <= 0);
+        }
+        post("/completion", "{\"prompt\":\"x\",\"n_probs\":3,\"post_sampling_probs\":true}").then().statusCode(400)
+                .body("error.param", equalTo("post_sampling_probs"));
+        // OpenAI's endpoints spell it otherwise, and say so.
+        post("/v1/completions", "{\"prompt\":\"x\",\"n_probs\":3}").then().statusCode(400)
+                .body("error.param", equalTo("n_probs"));
+    }
+
+    /** cache_prompt false computes the whole prompt again, where the same request otherwise reuses the cache. */
+    @Test
+    void cachePromptFalseComputesThePromptAfresh() {
+        String prompt = "\"prompt\":\"The little dog ran to the park and saw a big red ball\",\"n_predict\":2";
+        int all = post("/completion", "{" + prompt + "}").then().statusCode(200).extract().path("tokens_evaluated");
+        post("/completion", "{" + prompt + "}").then().statusCode(200)
+                .body("timings.cache_n", equalTo(all - 1))
+                .body("timings.prompt_n", equalTo(1));
+        post("/completion", "{" + prompt + ",\"cache_prompt\":false}").then().statusCode(200)
+                .body("timings.cache_n", equalTo(0))
+                .body("timings.prompt_n", equalTo(all));
+    }
+
+    @Test
+    void propsSlotsModelsAndHealthAnswerAsLlamaServers() {
+        given().get("/props").then().statusCode(200)
+                .body("total_slots", equalTo(2))
+                .body("model_path", equalTo("stories260K.gguf"))
+                .body("default_generation_settings.params.seed", equalTo(42))
+                .body("default_generation_settings.params.n_predict", equalTo(64));
+        int ctx = given().get("/props").then().extract().path("default_generation_settings.n_ctx");
+        given().contentType("application/json").body("{}").post("/props").then().statusCode(501);
+        given().get("/slots").then().statusCode(200)
+                .body("$", hasSize(2))
+                .body("[0].n_ctx", equalTo(ctx))
+                .body("[1].is_processing", equalTo(false));
+        given().get("/models").then().statusCode(200).body("data[0].id", equalTo(StoriesProfile.ALIAS));
+        given().get("/v1/health").then().statusCode(200).body("status", equalTo("ok"));
+        // With --accept-any-model, a request that names another model is answered by the served one.
+        post("/chat/completions", "{\"model\":\"gpt-3.5-turbo\",\"messages\":[{\"role\":\"user\",\"content\":"
+                + "\"hi\"}],\"max_tokens\":2}").then().statusCode(200)
+                .body("model", equalTo(StoriesProfile.ALIAS));
+    }
+
+    /** Two different seeds at temperature 1 give two different answers; the same seed the same one. */
+    @Test
+    void aSeedDecidesTheAnswer() {
+        List<String> answers = new ArrayList<>();
+        for (int seed : new int[]{1, 2, 1}) {
+            answers.add(post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":16,\"temperature\":1,"
+                    + "\"seed\":" + seed + "}").then().statusCode(200).extract().path("content"));
+        }
+        assertNotEquals(answers.get(0), answers.get(1));
+        assertEquals(answers.get(0), answers.get(2));
+    }
+
+    /**
+     * Anthropic's Messages and OpenAI's Responses on the real model: the same greedy answer as chat, in each API's
+     * shape, whole and streamed; count_tokens counts the prompt the chat template renders.
+     */
+    @Test
+    void messagesAndResponsesGiveTheChatAnswerInTheirShapes() {
+        String chat = post("/v1/chat/completions", "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+                + "{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":12,\"temperature\":0}").then()
+                .statusCode(200).extract().path("choices[0].message.content");
+        post("/v1/messages", "{\"model\":\"claude\",\"system\":\"Be brief.\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":[{\"type\":\"text\",\"text\":\"Hello\"}]}],\"max_tokens\":12,\"temperature\":0}")
+                .then().statusCode(200)
+                .body("type", equalTo("message"))
+                .body("role", equalTo("assistant"))
+                .body("content[0].type", equalTo("text"))
+                .body("content[0].text", equalTo(chat))
+                .body("stop_reason", equalTo("max_tokens"))
+                .body("usage.output_tokens", equalTo(12))
+                .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("timings")));
+        String body = post("/v1/messages", "{\"system\":\"Be brief.\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"Hello\"}],\"max_tokens\":12,\"temperature\":0,\"stream\":true}").then()
+                .statusCode(200).extract().asString();
+        StringBuilder text = new StringBuilder();
+        List<String> names = new ArrayList<>();
+        for (String event : body.split("\n\n")) {
+            String[] lines = event.split("\n");
+            assertTrue(lines[0].startsWith("event: ") && lines[1].startsWith("data: "), event);
+            JsonPath data = new JsonPath(lines[1].substring(6));
+            assertEquals(lines[0].substring(7), data.getString("type"));
+            names.add(data.getString("type"));
+            if ("text_delta".equals(data.getString("delta.type"))) {
+                text.append(data.getString("delta.text"));
+            }
+        }
+        assertEquals(List.of("message_start", "content_block_start"), names.subList(0, 2));
+        assertEquals(List.of("content_block_stop", "message_delta", "message_stop"),
+                names.subList(names.size() - 3, names.size()));
+        assertEquals(chat, text.toString());
+        int rendered = given().contentType("application/json").body("{\"content\":" + StoriesServerTest.quoted(
+                given().contentType("application/json").body("{\"messages\":[{\"role\":\"system\",\"content\":"
+                        + "\"Be brief.\"},{\"role\":\"user\",\"content\":\"Hello\"}]}").post("/apply-template")
+                        .then().extract().path("prompt")) + ",\"add_special\":true}").post("/tokenize").then()
+                .extract().jsonPath().getList("tokens").size();
+        post("/v1/messages/count_tokens", "{\"system\":\"Be brief.\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"Hello\"}]}").then().statusCode(200).body("input_tokens", equalTo(rendered));
+        post("/v1/messages", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}").then().statusCode(400)
+                .body("type", equalTo("error"))
+                .body("error.type", equalTo("invalid_request_error"))
+                .body("error.message", org.hamcrest.Matchers.containsString("max_tokens"));
+        post("/v1/responses", "{\"instructions\":\"Be brief.\",\"input\":\"Hello\",\"max_output_tokens\":12,"
+                + "\"temperature\":0}").then().statusCode(200)
+                .body("object", equalTo("response"))
+                .body("status", equalTo("incomplete"))
+                .body("incomplete_details.reason", equalTo("max_output_tokens"))
+                .body("output[0].type", equalTo("message"))
+                .body("output[0].content[0].text", equalTo(chat))
+                .body("output_text", equalTo(chat))
+                .body("usage.output_tokens", equalTo(12));
+        post("/v1/responses", "{\"input\":\"Hello\",\"previous_response_id\":\"resp_1\"}").then().statusCode(400)
+                .body("error.param", equalTo("previous_response_id"));
+    }
+}
