@@ -2,6 +2,7 @@ package dev.laneway.engine.model;
 
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.lane.DeviceRegistry;
+import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.spi.OptionRefusal;
 import dev.laneway.spi.RouteOptions;
 
@@ -17,20 +18,23 @@ import java.util.Set;
  * The {@code --opt} keys of the engine's routes and their checks: {@code threads} (kernel threads),
  * {@code ctx} (context length), {@code batch} (prompt tokens per forward call) and {@code kernels}
  * ({@code java}, {@code native}, {@code native-avx2}, ...), {@code kv} (the KV cache's precision, {@code f16} as
- * llama.cpp keeps it, or {@code f32}) and {@code chat-template-file} (a Jinja chat template to use instead of the
- * model's, as llama-server's {@code --chat-template-file}).
+ * llama.cpp keeps it, or {@code f32}), {@code chat-template-file} (a Jinja chat template to use instead of the
+ * model's, as llama-server's {@code --chat-template-file}) and {@code chat-template} (the template's source itself, or
+ * {@code chatml}, as llama-server's {@code --chat-template}).
  *
  * @param threads  kernel threads, or empty for one per core
  * @param context  context length, or empty for the model's (at most {@link #DEFAULT_MAX_CONTEXT})
  * @param batch    prompt tokens per forward call
  * @param kernels  the kernels asked for, or empty to choose
  * @param kv       the KV cache's precision
- * @param chatTemplate the chat template's source, read from {@code chat-template-file}; empty: the model's own
+ * @param chatTemplate the chat template's source, from {@code chat-template} or {@code chat-template-file}; empty:
+ *                     the model's own
  */
 public record EngineOptions(OptionalInt threads, OptionalInt context, int batch, Optional<String> kernels,
                             KvCache.Precision kv, Optional<String> chatTemplate) {
     /** The keys. */
-    public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels", "kv", "chat-template-file");
+    public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels", "kv", "chat-template",
+            "chat-template-file");
     /** The context used when the model's own is longer and {@code ctx} is not given. */
     public static final int DEFAULT_MAX_CONTEXT = 4096;
     /** Prompt tokens per forward call when {@code batch} is not given. */
@@ -50,6 +54,24 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
 
     private static Optional<String> chatTemplate(RouteOptions options) {
         Optional<String> file = options.opt("chat-template-file");
+        Optional<String> inline = options.opt("chat-template");
+        if (inline.isPresent()) {
+            if (file.isPresent()) {
+                throw new IllegalArgumentException("--opt chat-template: give chat-template or chat-template-file,"
+                        + " not both");
+            }
+            String source = inline.get();
+            if (source.equals("chatml")) {
+                return Optional.of(ChatTemplate.CHATML);
+            }
+            // llama-server also knows templates by name (llama3, gemma, ...); a name is not a template's source.
+            if (source.isBlank() || source.matches("[A-Za-z0-9._-]+")) {
+                throw new IllegalArgumentException("--opt chat-template: '" + source + "' is not a Jinja template;"
+                        + " of llama-server's built-in names only chatml is known here (give the template's source,"
+                        + " or chat-template-file)");
+            }
+            return Optional.of(source);
+        }
         if (file.isEmpty()) {
             return Optional.empty();
         }

@@ -63,7 +63,8 @@ class DxRouteTest {
         assertTrue(dx.optional(options.withOpt("dx", "off")));
         assertFalse(dx.optional(options.withOpt("dx", "on")));
         assertFalse(dx.optional(options.withOpt("dx", "maybe")), "a value dx cannot read is never passed over");
-        assertEquals(Set.of("dx", "threads", "ctx", "batch", "kv", "kernels", "chat-template-file"), dx.optKeys());
+        assertEquals(Set.of("dx", "threads", "ctx", "batch", "kv", "kernels", "chat-template",
+                "chat-template-file"), dx.optKeys());
     }
 
     @Test

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -14,12 +15,15 @@ import java.util.Optional;
  * @param prompts      the prompts, in order; each gets {@code params.n()} choices
  * @param returnTokens llama-server's {@code return_tokens}: the answer's token ids in {@code tokens}
  * @param textBiases   llama-server's {@code logit_bias} keyed by text: every token of the text gets the bias
+ * @param responseFields llama-server's {@code response_fields}: the paths ({@code a/b}) of the answer's fields to
+ *                     keep, each under its path; empty: the whole answer
  */
 record CompletionRequest(Optional<String> model, List<Prompt> prompts, GenerationParams params,
-                         boolean returnTokens, java.util.Map<String, Float> textBiases) {
+                         boolean returnTokens, Map<String, Float> textBiases, List<String> responseFields) {
 
     CompletionRequest {
         prompts = List.copyOf(prompts);
+        responseFields = List.copyOf(responseFields);
     }
 
     /** A prompt as the client gave it. */
@@ -67,7 +71,25 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
         }
         boolean llama = dialect == GenerationParams.Dialect.NATIVE;
         return new CompletionRequest(r.string("model"), prompts, params, llama && r.bool("return_tokens").orElse(false),
-                llama ? GenerationParams.logitBiasTexts(r) : java.util.Map.of());
+                llama ? GenerationParams.logitBiasTexts(r) : Map.of(), llama ? responseFields(r) : List.of());
+    }
+
+    private static List<String> responseFields(JsonRequest r) {
+        JsonNode node = r.raw("response_fields");
+        if (node == null || node.isNull()) {
+            return List.of();
+        }
+        List<String> fields = new ArrayList<>();
+        for (JsonNode field : node.isArray() ? node : List.<JsonNode>of()) {
+            if (!field.isTextual() || field.textValue().isEmpty()) {
+                break;
+            }
+            fields.add(field.textValue());
+        }
+        if (!node.isArray() || fields.size() != node.size()) {
+            throw ApiException.invalidType("response_fields", "response_fields must be a list of field paths");
+        }
+        return fields;
     }
 
     /**

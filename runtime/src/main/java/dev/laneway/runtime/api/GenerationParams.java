@@ -428,7 +428,12 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         refuseUnlessDefault(r, "id_slot", -1, "the engine chooses the stream (the one holding most of the prompt)");
         refuseUnlessDefault(r, "t_max_predict_ms", 0, "generation has no time limit; give n_predict");
         refuseUnlessDefault(r, "n_indent", 0, "indentation control is not implemented");
-        for (String llama : List.of("response_fields", "lora", "timings_per_token", "return_progress")) {
+        JsonNode fields = r.raw("response_fields");
+        if (dialect != Dialect.NATIVE && fields != null && !fields.isNull() && !(fields.isArray() && fields.isEmpty())) {
+            throw ApiException.invalidValue("response_fields", "response_fields shapes llama-server's /completion"
+                    + " answers only");
+        }
+        for (String llama : List.of("lora", "timings_per_token", "return_progress")) {
             JsonNode value = r.raw(llama);
             if (value != null && !(value.isBoolean() && !value.booleanValue()) && !(value.isArray()
                     && value.isEmpty())) {

@@ -17,6 +17,7 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -85,8 +86,9 @@ public class GenerationService {
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
         ReplyFormat format = llama
                 ? new NativeCompletionFormat(model.id(), model.info().contextLength(), params, choiceTexts,
-                request.returnTokens())
-                : new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs());
+                request.returnTokens(), request.responseFields())
+                : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs()), model,
+                params, choiceTexts);
         return run(model, route, plans, promptTokens, params, format, AnswerReading.PLAIN);
     }
 
@@ -158,8 +160,21 @@ public class GenerationService {
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
         boolean thinks = request.reasoningSplit()
                 && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
-        return run(model, route, plans, ids.length, params, reply.format(model, params, ids.length),
+        ReplyFormat format = reply.format(model, params, ids.length);
+        if (reply == OPENAI_CHAT) {
+            format = verbose(format, model, params, Collections.nCopies(plans.size(), prompt.text()));
+        }
+        return run(model, route, plans, ids.length, params, format,
                 new AnswerReading(tools, thinks, thinks && ReasoningSplit.opensIn(prompt.text())));
+    }
+
+    /** With {@code serve --verbose}, the OpenAI answer with llama-server's {@code __verbose} added. */
+    private ReplyFormat verbose(ReplyFormat format, ServedModel model, GenerationParams params, List<String> prompts) {
+        if (!config.verbose()) {
+            return format;
+        }
+        return new VerboseFormat(format, new NativeCompletionFormat(model.id(), model.info().contextLength(), params,
+                prompts, false, List.of()));
     }
 
     /**

@@ -1,6 +1,9 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 
@@ -17,25 +20,29 @@ import java.util.Optional;
  */
 final class NativeCompletionFormat implements ReplyFormat {
     private static final int[] NO_TOKENS = new int[0];
+    private static final ObjectMapper FIELDS = new ObjectMapper();
 
     private final String model;
     private final int context;
     private final GenerationParams params;
     private final List<String> prompts;
     private final boolean returnTokens;
+    private final List<String> responseFields;
 
     /**
      * @param context      each generation's context length: an answer that fills it was {@code truncated}
      * @param prompts      each choice's prompt text, by choice index
      * @param returnTokens whether a whole answer lists its token ids (a streamed one always does, chunk by chunk)
+     * @param responseFields the paths of the fields a whole answer keeps ({@code response_fields}); empty: all
      */
     NativeCompletionFormat(String model, int context, GenerationParams params, List<String> prompts,
-                           boolean returnTokens) {
+                           boolean returnTokens, List<String> responseFields) {
         this.model = model;
         this.context = context;
         this.params = params;
         this.prompts = List.copyOf(prompts);
         this.returnTokens = returnTokens;
+        this.responseFields = List.copyOf(responseFields);
     }
 
     @Override
@@ -55,7 +62,7 @@ final class NativeCompletionFormat implements ReplyFormat {
 
     @Override
     public Object closing(ChoiceOutcome outcome, Timings timings) {
-        return result(outcome, "", NO_TOKENS, null);
+        return kept(result(outcome, "", NO_TOKENS, null));
     }
 
     @Override
@@ -65,10 +72,10 @@ final class NativeCompletionFormat implements ReplyFormat {
 
     @Override
     public Object response(List<ChoiceOutcome> outcomes, Usage usage, Timings timings) {
-        List<Result> results = new ArrayList<>();
+        List<Object> results = new ArrayList<>();
         for (ChoiceOutcome o : outcomes) {
-            results.add(result(o, o.text(), returnTokens ? o.ending().tokens() : NO_TOKENS,
-                    params.wantsLogprobs() ? probabilities(o.logprobs()) : null));
+            results.add(kept(result(o, o.text(), returnTokens ? o.ending().tokens() : NO_TOKENS,
+                    params.wantsLogprobs() ? probabilities(o.logprobs()) : null)));
         }
         return results.size() == 1 ? results.get(0) : results;
     }
@@ -80,6 +87,25 @@ final class NativeCompletionFormat implements ReplyFormat {
                 o.ending().type().equals("limit") && evaluated + o.result().generatedTokens() >= context,
                 o.ending().type(), o.ending().word(), evaluated + o.result().generatedTokens(),
                 Timings.of(List.of(o)), probabilities);
+    }
+
+    /** The answer, or only the fields {@code response_fields} names, each under its path (missing ones left out). */
+    private Object kept(Result result) {
+        if (responseFields.isEmpty()) {
+            return result;
+        }
+        JsonNode whole = FIELDS.valueToTree(result);
+        ObjectNode kept = FIELDS.createObjectNode();
+        for (String path : responseFields) {
+            JsonNode value = whole;
+            for (String key : path.split("/", -1)) {
+                value = value == null ? null : value.get(key);
+            }
+            if (value != null) {
+                kept.set(path, value);
+            }
+        }
+        return kept;
     }
 
     private List<Probability> probabilities(List<TokenLogprob> logprobs) {

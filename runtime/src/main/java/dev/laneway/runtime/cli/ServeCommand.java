@@ -81,6 +81,10 @@ final class ServeCommand implements Callable<Integer> {
             + " request does not say (their enable_thinking; default: auto, as on: a template that can think does).")
     String reasoning;
 
+    @Option(names = "--chat-template", paramLabel = "TEMPLATE", description = "A Jinja chat template's source to use"
+            + " instead of the model's, or chatml (the same as --opt chat-template=TEMPLATE).")
+    String chatTemplate;
+
     @Option(names = "--chat-template-file", paramLabel = "FILE", description = "A Jinja chat template to use instead"
             + " of the model's (the same as --opt chat-template-file=FILE).")
     Path chatTemplateFile;
@@ -88,6 +92,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--metrics", description = "Serve llama-server's metrics at GET /metrics (Laneway's own are"
             + " always at /q/metrics).")
     boolean metricsEndpoint;
+
+    @Option(names = "--verbose", description = "Add llama-server's __verbose to each whole chat and completion answer:"
+            + " the prompt as the model read it, the sampling used, how it stopped.")
+    boolean verbose;
 
     @Option(names = "--no-slots", description = "Answer GET /slots with 501, as llama-server's --no-slots.")
     boolean noSlots;
@@ -110,6 +118,9 @@ final class ServeCommand implements Callable<Integer> {
         checkSampling();
         if (reasoning != null && !List.of("on", "off", "auto").contains(reasoning)) {
             throw new UsageException("--reasoning must be on, off or auto, was " + reasoning);
+        }
+        if (chatTemplate != null) {
+            options = options.withOpt("chat-template", chatTemplate);
         }
         if (chatTemplateFile != null) {
             options = options.withOpt("chat-template-file", chatTemplateFile.toAbsolutePath().toString());
@@ -209,6 +220,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (noSlots) {
             settings.put("laneway.slots-endpoint", "false");
+        }
+        if (verbose) {
+            settings.put("laneway.verbose", "true");
         }
         settings.put("quarkus.http.host", host);
         settings.put("quarkus.http.port", Integer.toString(port));

@@ -67,6 +67,13 @@ public interface LanewayConfig {
     @WithDefault("false")
     boolean metricsEndpoint();
 
+    /**
+     * Whether a whole OpenAI chat or completion answer also carries llama-server's {@code __verbose}: its
+     * {@code /completion} object for the first choice, with the prompt as the model read it ({@code --verbose}).
+     */
+    @WithDefault("false")
+    boolean verbose();
+
     /** Whether {@code GET /slots} answers (llama-server's {@code --slots}); false: 501. */
     @WithName("slots-endpoint")
     @WithDefault("true")

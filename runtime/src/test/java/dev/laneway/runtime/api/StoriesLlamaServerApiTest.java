@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import static dev.laneway.runtime.api.StoriesServerTest.post;
 import static io.restassured.RestAssured.given;
@@ -54,6 +55,36 @@ class StoriesLlamaServerApiTest {
             assertEquals(c.get("content").asText(), answer.getString("content"), c.get("request").toString());
             assertEquals(JSON.convertValue(c.get("tokens"), List.class), answer.getList("tokens"));
         }
+    }
+
+    @Test
+    void verboseAnswersCarryThePromptAsTheModelReadIt() {
+        String messages = "\"messages\":[{\"role\":\"system\",\"content\":\"Book\"},{\"role\":\"user\","
+                + "\"content\":\"What is the best book\"}]";
+        String rendered = post("/apply-template", "{" + messages + "}").then().statusCode(200).extract().path("prompt");
+        JsonPath chat = post("/v1/chat/completions", "{" + messages + ",\"max_tokens\":4,\"temperature\":0}").then()
+                .statusCode(200).extract().jsonPath();
+        assertEquals(rendered, chat.getString("__verbose.prompt"));
+        assertEquals(chat.getString("choices[0].message.content"), chat.getString("__verbose.content"));
+        assertEquals(4, chat.getInt("__verbose.tokens_predicted"));
+        post("/v1/completions", "{\"prompt\":\"Once upon\",\"max_tokens\":2}").then().statusCode(200)
+                .body("__verbose.prompt", equalTo("Once upon"))
+                .body("__verbose.generation_settings.n_predict", equalTo(2));
+        // A stream's chunks stay OpenAI's.
+        String stream = post("/v1/chat/completions", "{" + messages + ",\"max_tokens\":2,\"stream\":true}").asString();
+        assertFalse(stream.contains("__verbose"), stream);
+    }
+
+    @Test
+    void responseFieldsKeepOnlyTheFieldsNamedEachUnderItsPath() {
+        JsonPath kept = post("/completion", "{\"prompt\":\"Once\",\"n_predict\":3,\"response_fields\":[\"content\","
+                + "\"generation_settings/n_predict\",\"no/such\"]}").then().statusCode(200).extract().jsonPath();
+        assertEquals(Set.of("content", "generation_settings/n_predict"), kept.getMap("").keySet());
+        assertEquals(3, kept.getInt("'generation_settings/n_predict'"));
+        post("/completion", "{\"prompt\":\"Once\",\"response_fields\":\"content\"}").then().statusCode(400)
+                .body("error.param", equalTo("response_fields"));
+        post("/v1/completions", "{\"prompt\":\"Once\",\"response_fields\":[\"content\"]}").then().statusCode(400)
+                .body("error.param", equalTo("response_fields"));
     }
 
     @Test

@@ -74,7 +74,8 @@ public class StoriesProfile implements QuarkusTestProfile {
 
     /**
      * The same server set up as llama.cpp's server tests start llama-server: two streams, sampling defaults from the
-     * command line ({@code --temp 0.8 --seed 42 --n-predict 64}), any model name answered.
+     * command line ({@code --temp 0.8 --seed 42 --n-predict 64}), any model name answered, {@code __verbose} in
+     * whole answers ({@code --verbose}).
      */
     public static class LlamaServer extends StoriesProfile {
         @Override
@@ -85,6 +86,7 @@ public class StoriesProfile implements QuarkusTestProfile {
             config.put("laneway.sampling.seed", "42");
             config.put("laneway.sampling.n-predict", "64");
             config.put("laneway.accept-any-model", "true");
+            config.put("laneway.verbose", "true");
             return config;
         }
     }

@@ -151,6 +151,7 @@ class StoriesServerTest {
         assertEquals(whole.getInt("timings.cache_n"), whole.getInt("usage.prompt_tokens_details.cached_tokens"));
         String content = whole.getString("choices[0].message.content");
         assertFalse(content.isEmpty());
+        assertFalse(whole.getMap("").containsKey("__verbose"), "only serve --verbose adds __verbose");
         // The same conversation, as a completion of the rendered prompt, gives the same text.
         post("/v1/completions", "{\"prompt\":" + quoted(prompt) + ",\"max_tokens\":8,\"temperature\":0}").then()
                 .body("choices[0].text", equalTo(content));

@@ -78,7 +78,9 @@ class CommandLineTest {
         Outcome serve = run("serve", "--help");
         assertEquals(0, serve.code());
         for (String option : new String[]{"--model", "--device", "--alias", "--streams", "--opt", "--laya", "--host",
-                "--port", "--api-key", "--api-key-file"}) {
+                "--port", "--api-key", "--api-key-file", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
+                "--seed", "--n-predict", "--reasoning", "--chat-template", "--chat-template-file", "--accept-any-model",
+                "--metrics", "--no-slots", "--verbose"}) {
             assertTrue(serve.out().contains(option), option + " missing from:\n" + serve.out());
         }
     }
