@@ -30,10 +30,12 @@ import java.util.Optional;
  * @param continueFinal     whether the answer continues the last message, an assistant's ({@code
  *                          continue_final_message}, and by default when the conversation ends with an assistant
  *                          message without tool calls: a prefill, as llama-server and Anthropic's API read it)
+ * @param verbose           llama-server's {@code verbose}: the answer also carries {@code __verbose}
  */
 record ChatRequest(Optional<String> model, List<ChatMessage> messages, GenerationParams params, List<Object> tools,
                    ToolChoice toolChoice, boolean parallelToolCalls, boolean reasoningSplit,
-                   Map<String, Object> templateKwargs, boolean addGenerationPrompt, boolean continueFinal) {
+                   Map<String, Object> templateKwargs, boolean addGenerationPrompt, boolean continueFinal,
+                   boolean verbose) {
 
     /** The roles a message may have; {@code developer} is OpenAI's newer name for {@code system}. */
     private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
@@ -82,7 +84,8 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
         return new ChatRequest(r.string("model"), messages, GenerationParams.read(r, GenerationParams.Dialect.CHAT,
                 defaults), tools, choice, parallel, !reasoning.equals("none"),
                 withThinking(templateKwargs(r.raw("chat_template_kwargs")), r.string("reasoning_effort")),
-                addGenerationPrompt, continueFinal || (prefill && addGenerationPrompt));
+                addGenerationPrompt, continueFinal || (prefill && addGenerationPrompt),
+                r.bool("verbose").orElse(false));
     }
 
     /**

@@ -17,9 +17,11 @@ import java.util.Optional;
  * @param textBiases   llama-server's {@code logit_bias} keyed by text: every token of the text gets the bias
  * @param responseFields llama-server's {@code response_fields}: the paths ({@code a/b}) of the answer's fields to
  *                     keep, each under its path; empty: the whole answer
+ * @param verbose      llama-server's {@code verbose}: an OpenAI answer also carries {@code __verbose}
  */
 record CompletionRequest(Optional<String> model, List<Prompt> prompts, GenerationParams params,
-                         boolean returnTokens, Map<String, Float> textBiases, List<String> responseFields) {
+                         boolean returnTokens, Map<String, Float> textBiases, List<String> responseFields,
+                         boolean verbose) {
 
     CompletionRequest {
         prompts = List.copyOf(prompts);
@@ -71,7 +73,8 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
         }
         boolean llama = dialect == GenerationParams.Dialect.NATIVE;
         return new CompletionRequest(r.string("model"), prompts, params, llama && r.bool("return_tokens").orElse(false),
-                llama ? GenerationParams.logitBiasTexts(r) : Map.of(), llama ? responseFields(r) : List.of());
+                llama ? GenerationParams.logitBiasTexts(r) : Map.of(), llama ? responseFields(r) : List.of(),
+                r.bool("verbose").orElse(false));
     }
 
     private static List<String> responseFields(JsonRequest r) {

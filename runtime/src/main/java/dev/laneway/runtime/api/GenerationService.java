@@ -87,8 +87,8 @@ public class GenerationService {
         ReplyFormat format = llama
                 ? new NativeCompletionFormat(model.id(), model.info().contextLength(), params, choiceTexts,
                 request.returnTokens(), request.responseFields())
-                : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs()), model,
-                params, choiceTexts);
+                : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs()),
+                request.verbose(), model, params, choiceTexts);
         return run(model, route, plans, promptTokens, params, format, AnswerReading.PLAIN);
     }
 
@@ -162,15 +162,17 @@ public class GenerationService {
                 && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
         ReplyFormat format = reply.format(model, params, ids.length);
         if (reply == OPENAI_CHAT) {
-            format = verbose(format, model, params, Collections.nCopies(plans.size(), prompt.text()));
+            format = verbose(format, request.verbose(), model, params, Collections.nCopies(plans.size(),
+                    prompt.text()));
         }
         return run(model, route, plans, ids.length, params, format,
                 new AnswerReading(tools, thinks, thinks && ReasoningSplit.opensIn(prompt.text())));
     }
 
-    /** With {@code serve --verbose}, the OpenAI answer with llama-server's {@code __verbose} added. */
-    private ReplyFormat verbose(ReplyFormat format, ServedModel model, GenerationParams params, List<String> prompts) {
-        if (!config.verbose()) {
+    /** With {@code serve --verbose} or the request's {@code verbose}, the answer with {@code __verbose} added. */
+    private ReplyFormat verbose(ReplyFormat format, boolean asked, ServedModel model, GenerationParams params,
+                                List<String> prompts) {
+        if (!asked && !config.verbose()) {
             return format;
         }
         return new VerboseFormat(format, new NativeCompletionFormat(model.id(), model.info().contextLength(), params,

@@ -166,6 +166,23 @@ class StoriesServerTest {
                 chunks.get(chunks.size() - 1).getString("choices[0].finish_reason"));
     }
 
+    /** llama-server's per-request {@code verbose}: the answer carries {@code __verbose}, with the rendered prompt. */
+    @Test
+    void aRequestMayAskForVerboseAnswers() {
+        String messages = "\"messages\":[{\"role\":\"system\",\"content\":\"Book\"},{\"role\":\"user\","
+                + "\"content\":\"What is the best book\"}],\"max_tokens\":2";
+        String rendered = post("/apply-template", "{" + messages + "}").then().statusCode(200).extract().path("prompt");
+        post("/v1/chat/completions", "{" + messages + ",\"verbose\":true}").then().statusCode(200)
+                .body("__verbose.prompt", equalTo(rendered));
+        JsonPath quiet = post("/v1/chat/completions", "{" + messages + ",\"verbose\":false}").then().statusCode(200)
+                .extract().jsonPath();
+        assertFalse(quiet.getMap("").containsKey("__verbose"));
+        post("/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":1,\"verbose\":true}").then().statusCode(200)
+                .body("__verbose.prompt", equalTo("Once"));
+        post("/v1/chat/completions", "{" + messages + ",\"verbose\":\"yes\"}").then().statusCode(400)
+                .body("error.param", equalTo("verbose"));
+    }
+
     /**
      * Special-token text in a message is text: the BOS and EOS a client writes are not BOS and EOS (this model's
      * template, ChatML, spells no special token of its vocabulary, so the whole prompt tokenizes as text).
