@@ -103,9 +103,10 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         if (!(penalty > 0) || Double.isInfinite(penalty)) {
             throw ApiException.invalidValue("repetition_penalty", "repetition_penalty must be above 0, was " + penalty);
         }
-        int n = r.integer("n").orElse(1);
+        int n = choices(r);
         if (n < 1 || n > MAX_N) {
-            throw ApiException.invalidValue("n", "n must be between 1 and " + MAX_N + ", was " + n);
+            String field = r.raw("n_cmpl") != null ? "n_cmpl" : "n";
+            throw ApiException.invalidValue(field, field + " must be between 1 and " + MAX_N + ", was " + n);
         }
         boolean stream = r.bool("stream").orElse(false);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, penalty, seed(r, defaults), stops(r), n,
@@ -441,12 +442,28 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
             }
         }
         refuseUnlessDefault(r, "mirostat", 0, "mirostat sampling is not implemented");
+        refuseUnlessDefault(r, "adaptive_target", -1, "adaptive-p sampling is not implemented");
+        refuseUnlessDefault(r, "reasoning_budget", -1, "thinking is bounded by max_tokens only");
+        JsonNode images = r.raw("image_data");
+        if (images != null && !images.isNull() && !(images.isArray() && images.isEmpty())) {
+            throw ApiException.invalidValue("image_data", "image_data is not supported: the served model reads text"
+                    + " only");
+        }
+        if (!r.bool("parse_tool_calls").orElse(true)) {
+            throw ApiException.invalidValue("parse_tool_calls", "parse_tool_calls false is not supported: tool calls"
+                    + " are always read from the answer");
+        }
         OptionalInt bestOf = r.integer("best_of");
-        int n = r.integer("n").orElse(1);
+        int n = choices(r);
         if (bestOf.isPresent() && bestOf.getAsInt() != n) {
             throw ApiException.invalidValue("best_of", "best_of other than n is not supported (best_of "
                     + bestOf.getAsInt() + ", n " + n + ")");
         }
+    }
+
+    /** The choices asked for: llama-server's {@code n_cmpl}, which wins as there, else {@code n}. */
+    private static int choices(JsonRequest r) {
+        return r.integer("n_cmpl").orElseGet(() -> r.integer("n").orElse(1));
     }
 
     /**

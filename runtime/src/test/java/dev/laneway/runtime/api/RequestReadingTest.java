@@ -53,6 +53,18 @@ class RequestReadingTest {
     }
 
     @Test
+    void nCmplIsLlamaServersNameForNAndWins() {
+        assertEquals(3, CompletionRequest.read(json("{\"prompt\":\"x\",\"n_cmpl\":3}"), RequestDefaults.LLAMA_SERVER)
+                .params().n());
+        assertEquals(2, CompletionRequest.read(json("{\"prompt\":\"x\",\"n_cmpl\":2,\"n\":4}"),
+                RequestDefaults.LLAMA_SERVER).params().n());
+        // The values that ask for nothing pass.
+        assertEquals(1, CompletionRequest.read(json("{\"prompt\":\"x\",\"adaptive_target\":-1,"
+                + "\"reasoning_budget\":-1,\"image_data\":[],\"parse_tool_calls\":true}"), RequestDefaults.LLAMA_SERVER)
+                .params().n());
+    }
+
+    @Test
     void eachChoiceDrawsFromItsOwnSeed() {
         GenerationParams p = CompletionRequest.read(json("{\"prompt\":\"x\",\"seed\":7,\"n\":2}"), RequestDefaults.LLAMA_SERVER).params();
         assertEquals(7, p.sampling(0).seed().getAsLong());
@@ -119,6 +131,11 @@ class RequestReadingTest {
             "{\"prompt\":\"x\",\"samplers\":[\"top_k\"]}       | samplers",
             "{\"prompt\":\"x\",\"functions\":[]}               | functions",
             "{\"prompt\":\"x\",\"function_call\":\"auto\"}     | function_call",
+            "{\"prompt\":\"x\",\"n_cmpl\":17}                  | n_cmpl",
+            "{\"prompt\":\"x\",\"adaptive_target\":0.5}        | adaptive_target",
+            "{\"prompt\":\"x\",\"reasoning_budget\":0}         | reasoning_budget",
+            "{\"prompt\":\"x\",\"image_data\":[{\"id\":1}]}    | image_data",
+            "{\"prompt\":\"x\",\"parse_tool_calls\":false}     | parse_tool_calls",
     })
     void refusesBadCompletionFieldsByName(String body, String param) {
         ApiException e = assertThrows(ApiException.class, () -> CompletionRequest.read(json(body), RequestDefaults.LLAMA_SERVER));
