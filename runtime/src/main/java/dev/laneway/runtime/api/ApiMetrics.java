@@ -16,6 +16,8 @@ import jakarta.inject.Inject;
 
 import java.time.Duration;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.DoubleAdder;
 
 /**
  * The serving metrics under {@code /q/metrics} (Prometheus), beside the HTTP requests by endpoint and status that
@@ -40,11 +42,10 @@ public class ApiMetrics {
     private Timer firstToken;
     private Timer interToken;
     /** For llama-server's {@code /metrics}: prompt tokens computed, and the seconds of prompts and of generation. */
-    private final java.util.concurrent.atomic.DoubleAdder computedTokens = new java.util.concurrent.atomic.DoubleAdder();
-    private final java.util.concurrent.atomic.DoubleAdder promptSeconds = new java.util.concurrent.atomic.DoubleAdder();
-    private final java.util.concurrent.atomic.DoubleAdder generationSeconds =
-            new java.util.concurrent.atomic.DoubleAdder();
-    private final java.util.concurrent.atomic.AtomicInteger longest = new java.util.concurrent.atomic.AtomicInteger();
+    private final DoubleAdder computedTokens = new DoubleAdder();
+    private final DoubleAdder promptSeconds = new DoubleAdder();
+    private final DoubleAdder generationSeconds = new DoubleAdder();
+    private final AtomicInteger longest = new AtomicInteger();
 
     @PostConstruct
     void register() {

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /** The JSON shapes of {@code /v1/chat/completions}. */
@@ -73,8 +72,8 @@ final class ChatWire {
             if (!asked) {
                 return null;
             }
-            return new Logprobs(entries.stream().map(e -> new Entry(e.token(), e.logprob(), bytes(e.token()),
-                    e.top().stream().map(c -> new Top(c.token(), c.logprob(), bytes(c.token()))).toList())).toList());
+            return new Logprobs(entries.stream().map(e -> new Entry(e.token(), e.logprob(), TokenLogprob.utf8(e.token()),
+                    e.top().stream().map(c -> new Top(c.token(), c.logprob(), TokenLogprob.utf8(c.token()))).toList())).toList());
         }
     }
 
@@ -85,12 +84,4 @@ final class ChatWire {
     record Top(String token, float logprob, int[] bytes) {
     }
 
-    private static int[] bytes(String token) {
-        byte[] raw = token.getBytes(StandardCharsets.UTF_8);
-        int[] out = new int[raw.length];
-        for (int i = 0; i < raw.length; i++) {
-            out[i] = raw[i] & 0xff;
-        }
-        return out;
-    }
 }

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -112,19 +111,11 @@ final class NativeCompletionFormat implements ReplyFormat {
         if (logprobs.isEmpty()) {
             return null;
         }
-        return logprobs.stream().map(e -> new Probability(e.id(), e.token(), e.logprob(), bytes(e.token()),
-                e.top().stream().map(c -> new Probability(c.id(), c.token(), c.logprob(), bytes(c.token()), null))
+        return logprobs.stream().map(e -> new Probability(e.id(), e.token(), e.logprob(), TokenLogprob.utf8(e.token()),
+                e.top().stream().map(c -> new Probability(c.id(), c.token(), c.logprob(), TokenLogprob.utf8(c.token()), null))
                         .toList())).toList();
     }
 
-    private static int[] bytes(String token) {
-        byte[] raw = token.getBytes(StandardCharsets.UTF_8);
-        int[] out = new int[raw.length];
-        for (int i = 0; i < raw.length; i++) {
-            out[i] = raw[i] & 0xff;
-        }
-        return out;
-    }
 
     /** A streamed piece. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
