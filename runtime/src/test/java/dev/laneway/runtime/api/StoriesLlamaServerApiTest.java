@@ -13,6 +13,9 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import static dev.laneway.runtime.api.StoriesServerTest.post;
 import static io.restassured.RestAssured.given;
@@ -55,6 +58,44 @@ class StoriesLlamaServerApiTest {
             assertEquals(c.get("content").asText(), answer.getString("content"), c.get("request").toString());
             assertEquals(JSON.convertValue(c.get("tokens"), List.class), answer.getList("tokens"));
         }
+    }
+
+    /**
+     * Several clients at once, on the two streams, through every API: llama-server's /completion, Anthropic's
+     * Messages and OpenAI's Responses and chat, as many as the streams and the line hold (2 + 4). Each greedy answer
+     * is the one the same request gets alone.
+     */
+    @Test
+    void clientsOfEveryApiAtOnceEachGetTheirAnswerAlone() throws Exception {
+        String chat = "\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story\"}]";
+        List<String[]> requests = List.of(
+                new String[]{"/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":12,\"temperature\":0}",
+                        "content"},
+                new String[]{"/v1/messages", "{\"model\":\"x\",\"max_tokens\":12,\"temperature\":0," + chat + "}",
+                        "content[0].text"},
+                new String[]{"/v1/responses", "{\"model\":\"x\",\"max_output_tokens\":12,\"temperature\":0,"
+                        + "\"input\":\"Tell me a story\"}", "output_text"},
+                new String[]{"/v1/chat/completions", "{\"max_tokens\":12,\"temperature\":0," + chat + "}",
+                        "choices[0].message.content"});
+        List<String> alone = new ArrayList<>();
+        for (String[] r : requests) {
+            alone.add(post(r[0], r[1]).then().statusCode(200).extract().jsonPath().getString(r[2]));
+        }
+        ExecutorService clients = Executors.newFixedThreadPool(6);
+        try {
+            List<Future<String>> answers = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                String[] r = requests.get(i % requests.size());
+                answers.add(clients.submit(() -> post(r[0], r[1]).then().statusCode(200).extract().jsonPath()
+                        .getString(r[2])));
+            }
+            for (int i = 0; i < answers.size(); i++) {
+                assertEquals(alone.get(i % requests.size()), answers.get(i).get(), requests.get(i % 4)[0]);
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        assertFalse(alone.contains(null) || alone.contains(""), alone.toString());
     }
 
     @Test
