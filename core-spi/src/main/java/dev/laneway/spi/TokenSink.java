@@ -17,4 +17,12 @@ public interface TokenSink {
     default boolean cancelled() {
         return false;
     }
+
+    /**
+     * How far the prompt has been computed: {@code processed} of its {@code total} tokens are in the KV cache, the
+     * first {@code cached} of them served from what the cache already held, after {@code nanos} of work on it. Told
+     * once before the first chunk is computed (then {@code processed == cached}) and after each chunk.
+     */
+    default void promptProgress(int total, int cached, int processed, long nanos) {
+    }
 }

@@ -164,6 +164,9 @@ public final class Sequence {
      */
     public int feed(Batch batch, int maxRows) {
         if (prefilling()) {
+            if (fedPrompt == reused) {
+                sink.promptProgress(prompt.length, reused, fedPrompt, 0);
+            }
             int n = Math.min(maxRows, promptLeft());
             batch.add(slot, fedPrompt, prompt, fedPrompt, n, fedPrompt + n == prompt.length);
             return n;
@@ -183,10 +186,12 @@ public final class Sequence {
             cached.append(prompt, fedPrompt, rows);
             fedPrompt += rows;
             pos += rows;
+            long now = System.nanoTime();
+            sink.promptProgress(prompt.length, reused, fedPrompt, now - start);
             if (prefilling()) {
                 return false;
             }
-            promptDone = System.nanoTime();
+            promptDone = now;
         } else {
             cached.append(next, 0, 1);
             pos++;

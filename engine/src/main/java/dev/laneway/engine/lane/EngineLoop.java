@@ -10,7 +10,9 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +47,7 @@ final class EngineLoop implements AutoCloseable {
     private volatile int queued;
     /** The sequences of the step being planned or run, and the rows each feeds. */
     private final List<Running> step = new ArrayList<>();
+    private final Map<Running, RuntimeException> feedFailures = new LinkedHashMap<>();
     private final int[] stepRows;
     /** Whether running sequence i's prompt waits this step for another to compute the prefix they share. */
     private final boolean[] waitingForPrefix;
@@ -83,6 +86,11 @@ final class EngineLoop implements AutoCloseable {
                 @Override
                 public boolean cancelled() {
                     return sink.cancelled();
+                }
+
+                @Override
+                public void promptProgress(int total, int cached, int processed, long nanos) {
+                    sink.promptProgress(total, cached, processed, nanos);
                 }
             };
         }
@@ -242,8 +250,18 @@ final class EngineLoop implements AutoCloseable {
                 i -> running.get(i).sequence().promptLeft(), i -> waitingForPrefix[i], maxBatch,
                 batch.maxSegments())) {
             Running r = running.get(e.index());
-            stepRows[step.size()] = r.sequence().feed(batch, e.rows());
-            step.add(r);
+            try {
+                stepRows[step.size()] = r.sequence().feed(batch, e.rows());
+                step.add(r);
+            } catch (RuntimeException ex) {
+                // Its sink failed on the prompt's progress, before the sequence added a row.
+                feedFailures.put(r, ex);
+            }
+        }
+        feedFailures.forEach(this::fail);
+        feedFailures.clear();
+        if (step.isEmpty()) {
+            return;
         }
         float[] logits = lane.run();
         int stride = lane.logitsStride();

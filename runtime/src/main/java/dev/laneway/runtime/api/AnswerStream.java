@@ -33,6 +33,11 @@ final class AnswerStream implements ChoiceRun.Listener {
         send(parts, tokens, logprobs);
     }
 
+    @Override
+    public void progress() {
+        reply.progress(index);
+    }
+
     /** Sends the rest and returns the outcome with its reasoning and tool calls read out of its text. */
     ChoiceOutcome finish(ChoiceOutcome outcome) {
         if (reading.plain()) {

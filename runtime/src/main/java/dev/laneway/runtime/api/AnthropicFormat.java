@@ -52,6 +52,11 @@ final class AnthropicFormat implements ReplyFormat {
     }
 
     @Override
+    public Object progress(int index) {
+        throw new IllegalStateException("Anthropic's stream has no progress events (return_progress is refused)");
+    }
+
+    @Override
     public Object text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
         return delta("text", "text_delta", text);
     }

@@ -32,6 +32,11 @@ final class ChatFormat implements ReplyFormat {
     }
 
     @Override
+    public Object progress(int index) {
+        return chunk(List.of(new ChunkChoice(index, new Opening(ROLE, null), null, null)), null, null);
+    }
+
+    @Override
     public Object text(int index, String text, int[] tokens, List<TokenLogprob> entries) {
         return chunk(List.of(new ChunkChoice(index, new Delta(text, null, null), Logprobs.of(entries, logprobs), null)),
                 null, null);

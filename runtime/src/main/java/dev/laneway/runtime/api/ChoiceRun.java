@@ -29,6 +29,10 @@ final class ChoiceRun implements TokenSink {
     @FunctionalInterface
     interface Listener {
         void text(String text, int[] tokens, List<TokenLogprob> logprobs);
+
+        /** The prompt has been computed further (the choice's clock says how far). */
+        default void progress() {
+        }
     }
 
     private final ServedModel model;
@@ -36,6 +40,7 @@ final class ChoiceRun implements TokenSink {
     private final boolean logprobs;
     private final Listener listener;
     private final BooleanSupplier cancelled;
+    private final ChoiceClock clock;
     private final IncrementalText decoder;
     private final StringBuilder text = new StringBuilder();
     private final List<TokenLogprob> pending = new ArrayList<>();
@@ -49,8 +54,10 @@ final class ChoiceRun implements TokenSink {
     private int sent;
     private String stopString;
 
-    ChoiceRun(ServedModel model, StopStrings stops, boolean logprobs, Listener listener, BooleanSupplier cancelled) {
+    ChoiceRun(ServedModel model, StopStrings stops, boolean logprobs, Listener listener, BooleanSupplier cancelled,
+              ChoiceClock clock) {
         this.model = model;
+        this.clock = clock;
         this.stops = stops;
         this.logprobs = logprobs;
         this.listener = listener;
@@ -64,10 +71,17 @@ final class ChoiceRun implements TokenSink {
     }
 
     @Override
+    public void promptProgress(int total, int cached, int processed, long nanos) {
+        clock.prompt(total, cached, processed, nanos);
+        listener.progress();
+    }
+
+    @Override
     public boolean accept(GeneratedToken token) {
         if (cancelled.getAsBoolean()) {
             return false;
         }
+        clock.generated();
         if (logprobs) {
             pending.add(logprob(token, text.length()));
         }

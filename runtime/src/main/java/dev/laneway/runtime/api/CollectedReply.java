@@ -18,7 +18,12 @@ final class CollectedReply implements ReplySink {
     }
 
     @Override
-    public void choiceStarted(int index) {
+    public void choiceStarted(int index, ChoiceClock clock) {
+    }
+
+    @Override
+    public void progress(int index) {
+        // A whole answer reports its prompt's work once, in its timings.
     }
 
     @Override

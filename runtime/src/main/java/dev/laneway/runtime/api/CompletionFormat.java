@@ -25,6 +25,11 @@ final class CompletionFormat implements ReplyFormat {
     }
 
     @Override
+    public Object progress(int index) {
+        return completion(List.of(new Choice("", index, null, null)), null, null);
+    }
+
+    @Override
     public Object text(int index, String text, int[] tokens, List<TokenLogprob> entries) {
         return completion(List.of(new Choice(text, index, Logprobs.of(entries, logprobs), null)), null, null);
     }

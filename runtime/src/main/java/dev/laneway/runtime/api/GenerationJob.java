@@ -64,10 +64,11 @@ final class GenerationJob {
         List<AnswerStream> answers = new ArrayList<>();
         List<GenerationRequest> requests = new ArrayList<>();
         for (ChoicePlan plan : plans) {
-            reply.choiceStarted(plan.index());
+            ChoiceClock clock = new ChoiceClock();
+            reply.choiceStarted(plan.index(), clock);
             AnswerStream answer = new AnswerStream(plan.index(), reading, reply);
             answers.add(answer);
-            runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get));
+            runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get, clock));
             requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
                     params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt()));
         }

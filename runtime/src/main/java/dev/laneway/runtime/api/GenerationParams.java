@@ -30,12 +30,14 @@ import java.util.OptionalLong;
  * @param grammar      what the output must be: from {@code grammar}, {@code json_schema} (llama-server's fields) or
  *                     {@code response_format}; empty: free text
  * @param cachePrompt  llama-server's {@code cache_prompt}: false computes the whole prompt afresh
+ * @param timingsPerToken llama-server's {@code timings_per_token}: every streamed chunk carries the running timings
+ * @param returnProgress  llama-server's {@code return_progress}: a stream reports the prompt's progress chunk by chunk
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
                         double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar,
-                        boolean cachePrompt) {
+                        boolean cachePrompt, boolean timingsPerToken, boolean returnProgress) {
 
     static final int REPEAT_WINDOW = 64;
     static final int MAX_N = 16;
@@ -58,7 +60,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     GenerationParams withGrammar(OutputGrammar grammar) {
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
-                Optional.of(grammar), cachePrompt);
+                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress);
     }
 
     boolean wantsLogprobs() {
@@ -117,7 +119,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 }, stream, includeUsage(r),
                 r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
                 openAiPenalty(r, "frequency_penalty"), logitBias(r, dialect), grammar(r),
-                r.bool("cache_prompt").orElse(true));
+                r.bool("cache_prompt").orElse(true), r.bool("timings_per_token").orElse(false),
+                r.bool("return_progress").orElse(false));
     }
 
     /**
@@ -271,7 +274,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         bias.putAll(more);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, bias, grammar,
-                cachePrompt);
+                cachePrompt, timingsPerToken, returnProgress);
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -434,12 +437,9 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
             throw ApiException.invalidValue("response_fields", "response_fields shapes llama-server's /completion"
                     + " answers only");
         }
-        for (String llama : List.of("lora", "timings_per_token", "return_progress")) {
-            JsonNode value = r.raw(llama);
-            if (value != null && !(value.isBoolean() && !value.booleanValue()) && !(value.isArray()
-                    && value.isEmpty())) {
-                throw ApiException.invalidValue(llama, llama + " is not supported");
-            }
+        JsonNode lora = r.raw("lora");
+        if (lora != null && !(lora.isArray() && lora.isEmpty())) {
+            throw ApiException.invalidValue("lora", "lora is not supported");
         }
         refuseUnlessDefault(r, "mirostat", 0, "mirostat sampling is not implemented");
         refuseUnlessDefault(r, "adaptive_target", -1, "adaptive-p sampling is not implemented");

@@ -270,7 +270,7 @@ public class GenerationService {
         if (params.stream()) {
             UnicastProcessor<byte[]> frames = UnicastProcessor.create();
             GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
-                    new StreamReply(format, frames, params.includeUsage(), mapper), metrics::generation);
+                    new StreamReply(format, frames, params, mapper), metrics::generation);
             admission.submit(job);
             return new Answer.Stream(frames.onTermination().invoke(job::cancel), route);
         }

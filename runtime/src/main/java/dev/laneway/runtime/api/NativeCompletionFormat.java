@@ -55,6 +55,11 @@ final class NativeCompletionFormat implements ReplyFormat {
     }
 
     @Override
+    public Object progress(int index) {
+        return new Partial(index, "", NO_TOKENS, false, null);
+    }
+
+    @Override
     public Object text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
         return new Partial(index, text, tokens, false, probabilities(logprobs));
     }

@@ -14,6 +14,9 @@ interface ReplyFormat {
     /** The chunk that opens a streamed choice, if the endpoint has one (chat: the role). */
     Optional<Object> opening(int index);
 
+    /** The chunk that carries a choice's prompt progress (the reply adds the progress to it). */
+    Object progress(int index);
+
     /** A chunk of text, with the tokens that made it. */
     Object text(int index, String text, int[] tokens, List<TokenLogprob> logprobs);
 

@@ -9,8 +9,11 @@ import java.util.List;
  */
 interface ReplySink {
 
-    /** A choice begins. */
-    void choiceStarted(int index);
+    /** A choice begins; {@code clock} keeps its running account while it runs. */
+    void choiceStarted(int index, ChoiceClock clock);
+
+    /** The prompt of a choice has been computed further (its clock says how far). */
+    void progress(int index);
 
     /** Text of a choice became final, with the tokens that made it. */
     void text(int index, String text, int[] tokens, List<TokenLogprob> logprobs);

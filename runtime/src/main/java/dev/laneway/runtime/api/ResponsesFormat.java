@@ -51,6 +51,13 @@ final class ResponsesFormat implements ReplyFormat {
     }
 
     @Override
+    public Object progress(int index) {
+        SseEvents.Builder events = new SseEvents.Builder();
+        event(events, "response.in_progress").set("response", response("in_progress", NODES.arrayNode(), null, null));
+        return events.build();
+    }
+
+    @Override
     public Object text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
         SseEvents.Builder events = new SseEvents.Builder();
         if (!text.isEmpty()) {
@@ -138,9 +145,12 @@ final class ResponsesFormat implements ReplyFormat {
             event(events, "response.output_item.done").put("output_index", items.size()).set("item", done);
             items.add(done);
         }
-        event(events, "response.completed").set("response", response(status(outcome), items,
-                incomplete(outcome), usage(outcome.result().cachedTokens(), outcome.result().generatedTokens(),
-                        outcome.reasoning())));
+        ObjectNode completed = event(events, "response.completed");
+        completed.set("response", response(status(outcome), items, incomplete(outcome),
+                usage(outcome.result().cachedTokens(), outcome.result().generatedTokens(), outcome.reasoning())));
+        if (timings != null) {
+            completed.putPOJO("timings", timings);
+        }
         return events.build();
     }
 

@@ -21,7 +21,7 @@ final class ResponsesRequest {
     private static final Set<String> FIELDS = Set.of("model", "input", "instructions", "max_output_tokens",
             "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls", "stream", "text", "store",
             "metadata", "user", "truncation", "reasoning", "service_tier", "include", "stream_options",
-            "safety_identifier", "prompt_cache_key");
+            "safety_identifier", "prompt_cache_key", "timings_per_token", "return_progress");
 
     private ResponsesRequest() {
     }
@@ -57,7 +57,8 @@ final class ResponsesRequest {
         r.string("instructions").ifPresent(i -> messages.addObject().put("role", "system").put("content", i));
         input(r.raw("input"), messages);
         copy(r, "max_output_tokens", chat, "max_tokens");
-        for (String same : new String[]{"temperature", "top_p", "stream", "parallel_tool_calls"}) {
+        for (String same : new String[]{"temperature", "top_p", "stream", "parallel_tool_calls", "timings_per_token",
+                "return_progress"}) {
             copy(r, same, chat, same);
         }
         tools(r.raw("tools"), chat);

@@ -1,14 +1,20 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Flow;
 
 /**
  * Writes a request's output as server-sent events: {@code data: {json}\n\n} per chunk, then {@code data: [DONE]}.
- * A failure ends the stream with one {@code data: {"error":...}} event and no {@code [DONE]}.
+ * A failure ends the stream with one {@code data: {"error":...}} event and no {@code [DONE]}. Asked for, every chunk of
+ * text carries the choice's running {@code timings}, and the prompt's progress comes as chunks of its own with
+ * {@code prompt_progress}, as llama-server streams them.
  */
 final class StreamReply implements ReplySink {
     private static final byte[] DATA = "data: ".getBytes(StandardCharsets.US_ASCII);
@@ -18,28 +24,75 @@ final class StreamReply implements ReplySink {
     private final ReplyFormat format;
     private final Flow.Subscriber<byte[]> out;
     private final boolean includeUsage;
+    private final boolean timingsPerToken;
+    private final boolean returnProgress;
     private final ObjectMapper mapper;
+    private final Map<Integer, ChoiceClock> clocks = new HashMap<>();
 
-    StreamReply(ReplyFormat format, Flow.Subscriber<byte[]> out, boolean includeUsage, ObjectMapper mapper) {
+    StreamReply(ReplyFormat format, Flow.Subscriber<byte[]> out, GenerationParams params, ObjectMapper mapper) {
         this.format = format;
         this.out = out;
-        this.includeUsage = includeUsage;
+        this.includeUsage = params.includeUsage();
+        this.timingsPerToken = params.timingsPerToken();
+        this.returnProgress = params.returnProgress();
         this.mapper = mapper;
     }
 
     @Override
-    public void choiceStarted(int index) {
+    public void choiceStarted(int index, ChoiceClock clock) {
+        clocks.put(index, clock);
         format.opening(index).ifPresent(this::send);
     }
 
     @Override
+    public void progress(int index) {
+        if (returnProgress) {
+            ObjectNode fields = mapper.createObjectNode();
+            fields.set("prompt_progress", mapper.valueToTree(clocks.get(index).progress()));
+            if (timingsPerToken) {
+                fields.set("timings", mapper.valueToTree(clocks.get(index).timings()));
+            }
+            send(withFields(format.progress(index), fields));
+        }
+    }
+
+    @Override
     public void text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
-        send(format.text(index, text, tokens, logprobs));
+        send(timed(index, format.text(index, text, tokens, logprobs)));
     }
 
     @Override
     public void reasoning(int index, String text, List<TokenLogprob> logprobs) {
-        send(format.reasoning(index, text, logprobs));
+        send(timed(index, format.reasoning(index, text, logprobs)));
+    }
+
+    /** The chunk with the choice's running timings, when the request asked for them on every chunk. */
+    private Object timed(int index, Object chunk) {
+        if (!timingsPerToken) {
+            return chunk;
+        }
+        ObjectNode fields = mapper.createObjectNode();
+        fields.set("timings", mapper.valueToTree(clocks.get(index).timings()));
+        return withFields(chunk, fields);
+    }
+
+    /** The chunk with {@code fields} added: to its last event's data when it is several events. */
+    private Object withFields(Object chunk, ObjectNode fields) {
+        if (fields.isEmpty()) {
+            return chunk;
+        }
+        if (chunk instanceof SseEvents events) {
+            List<SseEvents.Event> list = new ArrayList<>(events.events());
+            if (list.isEmpty()) {
+                return chunk;
+            }
+            SseEvents.Event last = list.remove(list.size() - 1);
+            list.add(new SseEvents.Event(last.name(), withFields(last.data(), fields)));
+            return new SseEvents(list);
+        }
+        ObjectNode node = mapper.valueToTree(chunk);
+        node.setAll(fields);
+        return node;
     }
 
     @Override

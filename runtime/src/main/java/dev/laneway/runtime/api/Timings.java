@@ -29,6 +29,14 @@ public record Timings(int cacheN, int promptN, double promptMs, double promptPer
             promptNanos += o.result().promptNanos();
             predictedNanos += o.result().generationNanos();
         }
+        return of(cacheN, promptN, promptNanos, predictedN, decoded, predictedNanos);
+    }
+
+    /**
+     * The timings of {@code promptN} computed and {@code cacheN} cached prompt tokens, and {@code predictedN} generated
+     * ones of which {@code decoded} (those after the first) took {@code predictedNanos}.
+     */
+    static Timings of(int cacheN, int promptN, long promptNanos, int predictedN, int decoded, long predictedNanos) {
         double promptMs = promptNanos / 1e6;
         double predictedMs = predictedNanos / 1e6;
         return new Timings(cacheN, promptN, promptMs, perToken(promptMs, promptN), perSecond(promptN, promptMs),

@@ -33,6 +33,11 @@ final class VerboseFormat implements ReplyFormat {
     }
 
     @Override
+    public Object progress(int index) {
+        return format.progress(index);
+    }
+
+    @Override
     public Object text(int index, String text, int[] tokens, List<TokenLogprob> logprobs) {
         return format.text(index, text, tokens, logprobs);
     }

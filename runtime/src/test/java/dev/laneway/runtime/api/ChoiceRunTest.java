@@ -23,7 +23,7 @@ class ChoiceRunTest {
         return new ChoiceRun(model, new StopStrings(stops), logprobs, (text, tokens, lp) -> {
             released.add(text);
             reported.addAll(lp);
-        }, () -> false);
+        }, () -> false, new ChoiceClock());
     }
 
     /** Feeds the UTF-8 bytes of {@code text} as tokens; returns how many were taken before the run said stop. */
@@ -98,7 +98,8 @@ class ChoiceRunTest {
 
     @Test
     void stopsAtOnceWhenCancelled() {
-        ChoiceRun run = new ChoiceRun(model, new StopStrings(List.of()), false, (t, ids, l) -> released.add(t), () -> true);
+        ChoiceRun run = new ChoiceRun(model, new StopStrings(List.of()), false, (t, ids, l) -> released.add(t), () -> true,
+                new ChoiceClock());
         assertFalse(run.accept(new GeneratedToken('a', -1f, List.of())));
         assertTrue(released.isEmpty());
     }

@@ -194,6 +194,69 @@ class StoriesLlamaServerApiTest {
         assertEquals(whole, text.toString());
     }
 
+    /**
+     * {@code return_progress} streams the prompt's progress before its first chunk is computed and after each one (the
+     * engine's batch is 128 rows), never going back, ending at the whole prompt; {@code timings_per_token} puts the
+     * running timings on every chunk, the generated count rising token by token. The same prompt again is served from
+     * the cache but its last token. Anthropic's Messages, which has no such events, refuses both.
+     */
+    @Test
+    void aStreamReportsThePromptsProgressAndRunningTimings() {
+        String prompt = "the quick brown fox jumps over the lazy dog ".repeat(6);
+        // The completion's prompt starts with the model's BOS token, which /tokenize leaves out.
+        int total = 1 + (int) given().contentType("application/json").body("{\"content\":\"" + prompt + "\"}")
+                .post("/tokenize").then().statusCode(200).extract().path("tokens.size()");
+        assertTrue(total > 128, "a prompt of several chunks: " + total);
+        String request = "{\"prompt\":\"" + prompt + "\",\"n_predict\":6,\"temperature\":0,\"stream\":true,"
+                + "\"return_progress\":true,\"timings_per_token\":true,\"cache_prompt\":false}";
+        List<JsonPath> chunks = ServerSentEvents.payloads(post("/completion", request).then().statusCode(200)
+                .extract().asString()).stream().map(JsonPath::new).toList();
+        List<JsonPath> progress = chunks.stream().filter(c -> c.get("prompt_progress") != null).toList();
+        assertEquals(1 + (total + 127) / 128, progress.size(), "one report before the prompt and one per chunk");
+        assertEquals(0, progress.get(0).getInt("prompt_progress.processed"));
+        assertEquals(0, progress.get(0).getInt("timings.prompt_n"));
+        int processed = -1;
+        for (JsonPath p : progress) {
+            assertEquals(total, p.getInt("prompt_progress.total"));
+            assertEquals(0, p.getInt("prompt_progress.cache"));
+            assertTrue(p.getInt("prompt_progress.processed") > processed);
+            processed = p.getInt("prompt_progress.processed");
+            assertEquals(processed, p.getInt("timings.prompt_n"));
+        }
+        assertEquals(total, processed);
+        List<JsonPath> text = chunks.stream().filter(c -> c.get("prompt_progress") == null && !c.getBoolean("stop"))
+                .toList();
+        assertEquals(6, text.size());
+        for (int i = 0; i < text.size(); i++) {
+            assertEquals(i + 1, text.get(i).getInt("timings.predicted_n"));
+            assertEquals(total, text.get(i).getInt("timings.prompt_n"));
+        }
+
+        // Again, from the cache: the first report already holds all but the last token, and one chunk follows.
+        String cached = request.replace("\"cache_prompt\":false", "\"cache_prompt\":true");
+        post("/completion", cached).then().statusCode(200);
+        List<JsonPath> again = ServerSentEvents.payloads(post("/completion", cached).then().statusCode(200).extract()
+                .asString()).stream().map(JsonPath::new).filter(c -> c.get("prompt_progress") != null).toList();
+        assertEquals(2, again.size());
+        assertEquals(total - 1, again.get(0).getInt("prompt_progress.cache"));
+        assertEquals(total - 1, again.get(0).getInt("prompt_progress.processed"));
+        assertEquals(total, again.get(1).getInt("prompt_progress.processed"));
+
+        // Chat: the progress chunks open the choice as its first chunk does; every text chunk carries timings.
+        List<JsonPath> chat = ServerSentEvents.payloads(post("/v1/chat/completions", "{\"messages\":[{\"role\":"
+                + "\"user\",\"content\":\"Hello\"}],\"max_tokens\":4,\"temperature\":0,\"stream\":true,"
+                + "\"return_progress\":true,\"timings_per_token\":true}").then().statusCode(200).extract().asString())
+                .stream().filter(p -> !p.equals("[DONE]")).map(JsonPath::new).toList();
+        assertTrue(chat.stream().anyMatch(c -> c.get("prompt_progress") != null
+                && "assistant".equals(c.getString("choices[0].delta.role"))));
+        assertTrue(chat.stream().filter(c -> c.getString("choices[0].delta.content") != null)
+                .allMatch(c -> c.getInt("timings.predicted_n") > 0));
+
+        post("/v1/messages", "{\"model\":\"m\",\"max_tokens\":4,\"messages\":[{\"role\":\"user\",\"content\":"
+                + "\"Hi\"}],\"return_progress\":true}").then().statusCode(400)
+                .body("error.message", org.hamcrest.Matchers.containsString("return_progress"));
+    }
+
     /** Several prompts give a list, in order; token ids, text and {"prompt_string"} are the same prompt. */
     @Test
     void severalPromptsGiveAListAndIdsAndTextsMix() {
