@@ -15,11 +15,15 @@ import java.util.Optional;
  * @param grammar      what the output must be; empty: free text
  * @param cachePrompt  whether the prompt may start from what a KV cache slot already holds of it (llama-server's
  *                     {@code cache_prompt}); false computes every prompt token afresh
+ * @param slot         the stream (KV cache slot) to run in, waiting for it if busy (llama-server's {@code id_slot});
+ *                     {@link #ANY_SLOT}: the model chooses
  */
 public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
-                                Optional<OutputGrammar> grammar, boolean cachePrompt) {
+                                Optional<OutputGrammar> grammar, boolean cachePrompt, int slot) {
     /** Report no log-probabilities. */
     public static final int NO_LOGPROBS = -1;
+    /** Any stream the model chooses. */
+    public static final int ANY_SLOT = -1;
 
     public GenerationRequest {
         Objects.requireNonNull(prompt, "prompt");
@@ -28,10 +32,16 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
         if (prompt.length == 0) {
             throw new IllegalArgumentException("prompt must hold at least one token");
         }
-        if (maxTokens < 0 || topLogprobs < NO_LOGPROBS) {
-            throw new IllegalArgumentException("maxTokens must not be negative, topLogprobs not below -1");
+        if (maxTokens < 0 || topLogprobs < NO_LOGPROBS || slot < ANY_SLOT) {
+            throw new IllegalArgumentException("maxTokens must not be negative, topLogprobs and slot not below -1");
         }
         prompt = prompt.clone();
+    }
+
+    /** In any stream. */
+    public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
+                             Optional<OutputGrammar> grammar, boolean cachePrompt) {
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, ANY_SLOT);
     }
 
     /** Reusing the cache. */

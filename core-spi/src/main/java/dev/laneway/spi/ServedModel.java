@@ -109,6 +109,11 @@ public interface ServedModel extends AutoCloseable {
             Optional<RouteDecision> decision, List<? extends TokenSink> sinks) {
         java.util.concurrent.CompletableFuture<List<GenerationResult>> done =
                 new java.util.concurrent.CompletableFuture<>();
+        if (requests.stream().anyMatch(r -> r.slot() != GenerationRequest.ANY_SLOT)) {
+            done.completeExceptionally(new InvalidRequestException("id_slot", "this model has no streams to choose"
+                    + " from"));
+            return done;
+        }
         Thread thread = new Thread(() -> {
             try {
                 List<GenerationResult> results = new java.util.ArrayList<>();
@@ -125,6 +130,37 @@ public interface ServedModel extends AutoCloseable {
         thread.setDaemon(true);
         thread.start();
         return done;
+    }
+
+    /**
+     * Writes what stream {@code slot}'s KV cache holds (its tokens, their keys and values) to {@code file}, once no
+     * generation runs in it (llama-server's slot save). The future fails with {@link InvalidRequestException} when
+     * there is no such stream or the file cannot be written.
+     *
+     * @throws UnsupportedOperationException when this model's streams cannot be saved
+     */
+    default java.util.concurrent.CompletableFuture<SlotTransfer> saveSlot(int slot, java.nio.file.Path file) {
+        throw new UnsupportedOperationException("this model's streams cannot be saved or restored");
+    }
+
+    /**
+     * Fills stream {@code slot}'s KV cache from a file {@link #saveSlot} wrote for this model, once no generation runs
+     * in it; a later prompt that begins with the restored tokens computes only the rest. The future fails with
+     * {@link InvalidRequestException} naming what is wrong with the file, and the stream is then left empty.
+     *
+     * @throws UnsupportedOperationException when this model's streams cannot be saved
+     */
+    default java.util.concurrent.CompletableFuture<SlotTransfer> restoreSlot(int slot, java.nio.file.Path file) {
+        throw new UnsupportedOperationException("this model's streams cannot be saved or restored");
+    }
+
+    /**
+     * Empties stream {@code slot}'s KV cache once no generation runs in it; the future holds the tokens it held.
+     *
+     * @throws UnsupportedOperationException when this model's streams cannot be saved
+     */
+    default java.util.concurrent.CompletableFuture<Integer> eraseSlot(int slot) {
+        throw new UnsupportedOperationException("this model's streams cannot be saved or restored");
     }
 
     /**

@@ -16,6 +16,11 @@ public final class CachedTokens {
         return length;
     }
 
+    /** The tokens, position by position. */
+    public int[] tokens() {
+        return Arrays.copyOf(tokens, length);
+    }
+
     /**
      * How many leading tokens of {@code prompt} the cache can serve: their common prefix, less the prompt's last
      * token, which always runs so that its logits exist.

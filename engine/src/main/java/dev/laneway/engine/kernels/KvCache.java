@@ -182,6 +182,10 @@ public final class KvCache {
         return layers[l];
     }
 
+    public int layers() {
+        return layers.length;
+    }
+
     public int contextLength() {
         return contextLength;
     }

@@ -4,6 +4,7 @@ import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
+import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.TokenSink;
 
 import java.time.Duration;
@@ -48,6 +49,7 @@ final class EngineLoop implements AutoCloseable {
     /** The sequences of the step being planned or run, and the rows each feeds. */
     private final List<Running> step = new ArrayList<>();
     private final Map<Running, RuntimeException> feedFailures = new LinkedHashMap<>();
+    private final java.util.Queue<SlotTask<?>> slotTasks = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final int[] stepRows;
     /** Whether running sequence i's prompt waits this step for another to compute the prefix they share. */
     private final boolean[] waitingForPrefix;
@@ -68,11 +70,12 @@ final class EngineLoop implements AutoCloseable {
         RuntimeException failure;
 
         /**
-         * Adds a member, its sequence made by {@code make} in the slot the loop gives it; {@code reuse} false: its
-         * prompt takes nothing from what a slot holds.
+         * Adds a member, its sequence made by {@code make} in the slot the loop gives it ({@code slot}, when not
+         * {@link GenerationRequest#ANY_SLOT}, once it is free); {@code reuse} false: its prompt takes nothing from
+         * what a slot holds.
          */
-        void add(int[] prompt, boolean reuse, TokenSink sink, IntFunction<Sequence> make) {
-            members.add(new Member(this, members.size(), prompt, reuse, sink, make));
+        void add(int[] prompt, boolean reuse, int slot, TokenSink sink, IntFunction<Sequence> make) {
+            members.add(new Member(this, members.size(), prompt, reuse, slot, sink, make));
         }
 
         /** A sink of a member: it stops once another member of the request has failed. */
@@ -100,8 +103,26 @@ final class EngineLoop implements AutoCloseable {
      * One member of a request, waiting: its prompt (to choose its slot), the sink that says whether its client is
      * still there, and how to make its sequence in a slot.
      */
-    record Member(Group group, int index, int[] prompt, boolean reuse, TokenSink sink, IntFunction<Sequence> make) {
+    record Member(Group group, int index, int[] prompt, boolean reuse, int slot, TokenSink sink,
+                  IntFunction<Sequence> make) {
     }
+
+    /** Work on one slot's cache (save, restore, erase), run on the loop's thread once no sequence runs in the slot. */
+    private record SlotTask<T>(int slot, IntFunction<T> work, CompletableFuture<T> done) {
+        void run() {
+            if (done.isDone()) {
+                return;  // its caller stopped waiting (and cancelled it)
+            }
+            try {
+                done.complete(work.apply(slot));
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        }
+    }
+
+    /** Wakes the loop for slot tasks: a request with no members. */
+    private static final Group WAKE = new Group();
 
     /** A sequence in the loop, and the request it belongs to. */
     private record Running(Sequence sequence, Member member) {
@@ -130,16 +151,42 @@ final class EngineLoop implements AutoCloseable {
         return group.done;
     }
 
+    /**
+     * Runs {@code work} on slot {@code slot}'s cache on the loop's thread, between steps, once no sequence runs in the
+     * slot; requests that wait for a slot wait behind it.
+     */
+    <T> CompletableFuture<T> atSlot(int slot, IntFunction<T> work) {
+        SlotTask<T> task = new SlotTask<>(slot, work, new CompletableFuture<>());
+        slotTasks.add(task);
+        arrivals.add(WAKE);
+        if (closed && slotTasks.remove(task)) {
+            task.done().completeExceptionally(closedError());
+        }
+        return task.done();
+    }
+
+    /** Runs the slot tasks whose slots are free, in order. */
+    private void runSlotTasks() {
+        for (java.util.Iterator<SlotTask<?>> it = slotTasks.iterator(); it.hasNext(); ) {
+            SlotTask<?> task = it.next();
+            if (slots.isFree(task.slot())) {
+                it.remove();
+                task.run();
+            }
+        }
+    }
+
     private void loop() {
         while (!closed) {
             try {
-                if (running.isEmpty() && waiting.isEmpty()) {
+                if (running.isEmpty() && waiting.isEmpty() && slotTasks.isEmpty()) {
                     Group first = arrivals.poll(200, TimeUnit.MILLISECONDS);
                     if (first == null) {
                         continue;
                     }
                     take(first);
                 }
+                runSlotTasks();
                 admit();
                 if (!running.isEmpty()) {
                     busyPeriod();
@@ -160,6 +207,9 @@ final class EngineLoop implements AutoCloseable {
             Member m = waiting.poll();
             end(m, null, closedError);
         }
+        for (SlotTask<?> task; (task = slotTasks.poll()) != null; ) {
+            task.done().completeExceptionally(closedError);
+        }
         tellEnded();
     }
 
@@ -176,6 +226,7 @@ final class EngineLoop implements AutoCloseable {
                     for (Group g; (g = arrivals.poll()) != null; ) {
                         take(g);
                     }
+                    runSlotTasks();
                     admit();
                     if (running.isEmpty()) {
                         break;
@@ -208,16 +259,22 @@ final class EngineLoop implements AutoCloseable {
 
     /**
      * Gives free slots to waiting members, in order: a member whose client has gone, or whose request has already
-     * failed, leaves without starting.
+     * failed, leaves without starting; one that asks for a slot that is busy, or has work waiting for it, waits and
+     * lets those behind it go first.
      */
     private void admit() {
-        while (!waiting.isEmpty() && slots.anyFree()) {
-            Member m = waiting.poll();
+        for (java.util.Iterator<Member> it = waiting.iterator(); it.hasNext() && slots.anyFree(); ) {
+            Member m = it.next();
             if (m.group().failure != null || m.sink().cancelled()) {
+                it.remove();
                 end(m, null, null);
                 continue;
             }
-            int slot = slots.take(m.prompt());
+            if (m.slot() != GenerationRequest.ANY_SLOT && (!slots.isFree(m.slot()) || slotTaskWaits(m.slot()))) {
+                continue;
+            }
+            it.remove();
+            int slot = m.slot() != GenerationRequest.ANY_SLOT ? slots.take(m.slot()) : slots.take(m.prompt());
             if (!m.reuse()) {
                 slots.of(slot).clear();
             }
@@ -230,6 +287,10 @@ final class EngineLoop implements AutoCloseable {
         }
         queued = waiting.size();
         busy = running.size();
+    }
+
+    private boolean slotTaskWaits(int slot) {
+        return slotTasks.stream().anyMatch(t -> t.slot() == slot);
     }
 
     /** Plans a step, runs it, and gives each sequence its logits. */

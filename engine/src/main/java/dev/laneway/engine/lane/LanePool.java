@@ -7,11 +7,14 @@ import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.SlotTransfer;
 import dev.laneway.spi.StepCounts;
 import dev.laneway.spi.TokenSink;
 import dev.laneway.spi.device.Device;
 import dev.laneway.spi.device.DeviceFault;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -95,8 +98,15 @@ public final class LanePool implements AutoCloseable {
         EngineLoop.Group group = new EngineLoop.Group();
         for (int i = 0; i < requests.size(); i++) {
             GenerationRequest request = requests.get(i);
+            if (request.slot() != GenerationRequest.ANY_SLOT) {
+                try {
+                    checkSlot(request.slot());
+                } catch (InvalidRequestException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }
             TokenSink sink = group.guarded(sinks.get(i));
-            group.add(request.prompt(), request.cachePrompt(), sink, slot -> Sequence.generating(request, sink, slot,
+            group.add(request.prompt(), request.cachePrompt(), request.slot(), sink, slot -> Sequence.generating(request, sink, slot,
                     slots.of(slot),
                     kind.dims(), kind.endOfText(), kind.grammars()));
         }
@@ -137,8 +147,42 @@ public final class LanePool implements AutoCloseable {
      */
     public float[] nextTokenLogits(int[] prompt) {
         EngineLoop.Group group = new EngineLoop.Group();
-        group.add(prompt, true, token -> true, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims()));
+        group.add(prompt, true, GenerationRequest.ANY_SLOT, token -> true, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims()));
         return await(loop.submit(group)).get(0).logits();
+    }
+
+    /**
+     * Writes what stream {@code slot}'s KV cache holds to {@code file} once no generation runs in it (see
+     * {@link SlotFile}); the future fails with {@link InvalidRequestException} when there is no such stream or the
+     * file cannot be written.
+     */
+    public CompletableFuture<SlotTransfer> saveSlot(int slot, Path file) {
+        checkSlot(slot);
+        return loop.atSlot(slot, s -> SlotFile.save(lane.state().cache(), slots.of(s), s, file));
+    }
+
+    /** Fills stream {@code slot}'s KV cache from a file {@link #saveSlot} wrote, once no generation runs in it. */
+    public CompletableFuture<SlotTransfer> restoreSlot(int slot, Path file) {
+        checkSlot(slot);
+        return loop.atSlot(slot, s -> SlotFile.restore(lane.state().cache(), slots.of(s), s, file,
+                kind.dims().vocab()));
+    }
+
+    /** Empties stream {@code slot}'s KV cache once no generation runs in it; the future holds the tokens it held. */
+    public CompletableFuture<Integer> eraseSlot(int slot) {
+        checkSlot(slot);
+        return loop.atSlot(slot, s -> {
+            int held = slots.of(s).length();
+            slots.of(s).clear();
+            return held;
+        });
+    }
+
+    private void checkSlot(int slot) {
+        if (slot < 0 || slot >= streams) {
+            throw new InvalidRequestException("id_slot", "there is no stream " + slot + ": this model has " + streams
+                    + (streams == 1 ? " stream (0)" : " streams (0 to " + (streams - 1) + ")"));
+        }
     }
 
     /** What a request's future holds once it has ended; its failure as thrown. */

@@ -41,6 +41,18 @@ final class Slots {
         return best;
     }
 
+    boolean isFree(int slot) {
+        return free.contains(slot);
+    }
+
+    /** Takes slot {@code slot}, which must be free. */
+    int take(int slot) {
+        if (!free.remove(slot)) {
+            throw new IllegalStateException("slot " + slot + " is not free");
+        }
+        return slot;
+    }
+
     void give(int slot) {
         free.addLast(slot);
     }

@@ -121,6 +121,10 @@ public final class RoutedModel implements ServedModel {
     @Override
     public java.util.concurrent.CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
             Optional<RouteDecision> decision, List<? extends TokenSink> sinks) {
+        if (requests.stream().anyMatch(r -> r.slot() != GenerationRequest.ANY_SLOT)) {
+            return java.util.concurrent.CompletableFuture.failedFuture(new dev.laneway.spi.InvalidRequestException(
+                    "id_slot", "a routed model chooses its device per conversation; it has no stream to name"));
+        }
         RouteDecision where = decision.orElseGet(() -> router.route(RoutingInput.prompt(detokenize(
                 requests.get(0).prompt()))));
         return on(where).submit(requests, Optional.empty(), sinks);

@@ -135,6 +135,23 @@ public final class LanewayModel implements ServedModel {
     }
 
     @Override
+    public java.util.concurrent.CompletableFuture<dev.laneway.spi.SlotTransfer> saveSlot(int slot,
+                                                                                       java.nio.file.Path file) {
+        return lanes.saveSlot(slot, file);
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<dev.laneway.spi.SlotTransfer> restoreSlot(int slot,
+                                                                                          java.nio.file.Path file) {
+        return lanes.restoreSlot(slot, file);
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Integer> eraseSlot(int slot) {
+        return lanes.eraseSlot(slot);
+    }
+
+    @Override
     public StepCounts steps() {
         return lanes.steps();
     }

@@ -70,7 +70,7 @@ final class GenerationJob {
             answers.add(answer);
             runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get, clock));
             requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
-                    params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt()));
+                    params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt(), params.slot()));
         }
         CompletableFuture<List<GenerationResult>> done;
         try {

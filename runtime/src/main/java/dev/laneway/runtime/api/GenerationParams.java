@@ -32,12 +32,13 @@ import java.util.OptionalLong;
  * @param cachePrompt  llama-server's {@code cache_prompt}: false computes the whole prompt afresh
  * @param timingsPerToken llama-server's {@code timings_per_token}: every streamed chunk carries the running timings
  * @param returnProgress  llama-server's {@code return_progress}: a stream reports the prompt's progress chunk by chunk
+ * @param slot         llama-server's {@code id_slot}: the stream to run in, or -1 for the one the engine chooses
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
                         double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar,
-                        boolean cachePrompt, boolean timingsPerToken, boolean returnProgress) {
+                        boolean cachePrompt, boolean timingsPerToken, boolean returnProgress, int slot) {
 
     static final int REPEAT_WINDOW = 64;
     static final int MAX_N = 16;
@@ -60,7 +61,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     GenerationParams withGrammar(OutputGrammar grammar) {
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
-                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress);
+                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot);
     }
 
     boolean wantsLogprobs() {
@@ -120,7 +121,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
                 openAiPenalty(r, "frequency_penalty"), logitBias(r, dialect), grammar(r),
                 r.bool("cache_prompt").orElse(true), r.bool("timings_per_token").orElse(false),
-                r.bool("return_progress").orElse(false));
+                r.bool("return_progress").orElse(false), slot(r));
     }
 
     /**
@@ -274,7 +275,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         bias.putAll(more);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, bias, grammar,
-                cachePrompt, timingsPerToken, returnProgress);
+                cachePrompt, timingsPerToken, returnProgress, slot);
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -429,7 +430,6 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 + REPEAT_WINDOW + " tokens");
         refuseUnlessDefault(r, "penalty_last_n", REPEAT_WINDOW, "the repetition penalty looks at the last "
                 + REPEAT_WINDOW + " tokens");
-        refuseUnlessDefault(r, "id_slot", -1, "the engine chooses the stream (the one holding most of the prompt)");
         refuseUnlessDefault(r, "t_max_predict_ms", 0, "generation has no time limit; give n_predict");
         refuseUnlessDefault(r, "n_indent", 0, "indentation control is not implemented");
         JsonNode fields = r.raw("response_fields");
@@ -459,6 +459,16 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
             throw ApiException.invalidValue("best_of", "best_of other than n is not supported (best_of "
                     + bestOf.getAsInt() + ", n " + n + ")");
         }
+    }
+
+    /** llama-server's {@code id_slot}: a stream's number (checked against the model's streams), or -1. */
+    private static int slot(JsonRequest r) {
+        int slot = r.integer("id_slot").orElse(GenerationRequest.ANY_SLOT);
+        if (slot < GenerationRequest.ANY_SLOT) {
+            throw ApiException.invalidValue("id_slot", "id_slot must be -1 (any stream) or a stream's number, was "
+                    + slot);
+        }
+        return slot;
     }
 
     /** The choices asked for: llama-server's {@code n_cmpl}, which wins as there, else {@code n}. */

@@ -4,18 +4,23 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.laneway.runtime.serve.LanewayConfig;
+import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.SlotTransfer;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import org.jboss.resteasy.reactive.RestMulti;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -135,6 +140,101 @@ public class LlamaServerResource {
             slots.add(new Slot(i, model.info().contextLength(), i < busy));
         }
         return slots;
+    }
+
+    /**
+     * llama-server's slot actions on stream ID: {@code save} writes what its KV cache holds to the file that
+     * {@code filename} names in the {@code --slot-save-path} directory, {@code restore} reads such a file back into
+     * it, {@code erase} empties it. Each waits until no generation runs in the stream, up to {@link #SLOT_WAIT}.
+     */
+    @POST
+    @Path("slots/{id}")
+    @Blocking
+    @Produces(MediaType.APPLICATION_JSON)
+    public Map<String, Object> slotAction(@PathParam("id") String id, @QueryParam("action") String action,
+                                          @HeaderParam("Content-Type") String contentType, byte[] body) {
+        java.nio.file.Path dir = config.slotSavePath().map(java.nio.file.Path::of).orElseThrow(() ->
+                ApiException.http(501, "not_supported", "slot actions are off: start the server with"
+                        + " --slot-save-path DIR"));
+        int slot = slotNumber(id);
+        ServedModel model = service.readyModel();
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("id_slot", slot);
+        try {
+            switch (action == null ? "" : action) {
+                case "save", "restore" -> {
+                    HttpAnswers.requireJson(contentType);
+                    String name = JsonRequest.parse(body, mapper).string("filename").orElseThrow(() ->
+                            ApiException.invalidValue("filename", "filename is required"));
+                    java.nio.file.Path file = slotFile(dir, name);
+                    boolean save = action.equals("save");
+                    SlotTransfer done = await(save ? model.saveSlot(slot, file) : model.restoreSlot(slot, file), slot);
+                    answer.put("filename", name);
+                    answer.put(save ? "n_saved" : "n_restored", done.tokens());
+                    answer.put(save ? "n_written" : "n_read", done.bytes());
+                    answer.put("timings", Map.of(save ? "save_ms" : "restore_ms", done.millis()));
+                }
+                case "erase" -> answer.put("n_erased", await(model.eraseSlot(slot), slot));
+                default -> throw ApiException.invalidValue("action", "action must be save, restore or erase, was "
+                        + (action == null ? "none" : action));
+            }
+        } catch (UnsupportedOperationException e) {
+            throw ApiException.http(501, "not_supported", e.getMessage());
+        }
+        return answer;
+    }
+
+    /** How long a slot action waits for its stream to be free. */
+    static final java.time.Duration SLOT_WAIT = java.time.Duration.ofMinutes(5);
+
+    private static int slotNumber(String id) {
+        try {
+            return Integer.parseInt(id);
+        } catch (NumberFormatException e) {
+            throw ApiException.invalidValue("id_slot", "the slot in the path must be a stream's number");
+        }
+    }
+
+    /**
+     * The file {@code name} names in {@code dir}: a plain file name (no directory, no character that some file
+     * system forbids or strips), never a path that leaves the directory.
+     */
+    static java.nio.file.Path slotFile(java.nio.file.Path dir, String name) {
+        boolean plain = !name.isEmpty() && name.length() <= 255 && !name.equals(".") && !name.equals("..")
+                && !name.startsWith(" ") && !name.endsWith(" ") && !name.endsWith(".")
+                && name.codePoints().noneMatch(c -> c < 0x20 || (c >= 0x7f && c <= 0x9f) || "/\\:*?\"<>|".indexOf(c) >= 0
+                        || (c >= 0xd800 && c <= 0xdfff) || c == 0xfffd || c == 0xfeff || c == 0xff0e || c == 0x2215
+                        || c == 0x2216);
+        if (!plain) {
+            throw ApiException.invalidValue("filename", "filename must be a plain file name in the slot directory:"
+                    + " no directory part, no control or reserved character (/ \\ : * ? \" < > |), at most 255"
+                    + " characters, not ending with a dot or a space");
+        }
+        java.nio.file.Path file = dir.resolve(name).normalize();
+        if (!dir.normalize().equals(file.getParent())) {
+            throw ApiException.invalidValue("filename", "filename must name a file in the slot directory");
+        }
+        return file;
+    }
+
+    /** The action's result, waiting for the stream up to {@link #SLOT_WAIT}; its refusal as a 400. */
+    private static <T> T await(java.util.concurrent.CompletableFuture<T> done, int slot) {
+        try {
+            return done.get(SLOT_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            done.cancel(false);
+            throw ApiException.http(503, "unavailable", "stream " + slot + " stayed busy for "
+                    + SLOT_WAIT.toMinutes() + " minutes; nothing was done");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            done.cancel(false);
+            throw ApiException.notReady("the server is stopping");
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof InvalidRequestException refused) {
+                throw ApiException.invalidValue(refused.param(), refused.getMessage());
+            }
+            throw ApiException.notReady("the model is closing");
+        }
     }
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)

@@ -100,6 +100,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--no-slots", description = "Answer GET /slots with 501, as llama-server's --no-slots.")
     boolean noSlots;
 
+    @Option(names = "--slot-save-path", paramLabel = "DIR", description = "Allow POST /slots/ID?action=save|restore"
+            + " with file names in DIR (made if missing), as llama-server's --slot-save-path; erase needs it too.")
+    Path slotSavePath;
+
     @Spec
     CommandSpec spec;
 
@@ -124,6 +128,14 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (chatTemplateFile != null) {
             options = options.withOpt("chat-template-file", chatTemplateFile.toAbsolutePath().toString());
+        }
+        if (slotSavePath != null) {
+            try {
+                java.nio.file.Files.createDirectories(slotSavePath);
+            } catch (java.io.IOException e) {
+                throw new UsageException("--slot-save-path: cannot make the directory " + slotSavePath + " ("
+                        + e.getMessage() + ")");
+            }
         }
         if (apiKeyFile != null) {
             try {
@@ -220,6 +232,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (noSlots) {
             settings.put("laneway.slots-endpoint", "false");
+        }
+        if (slotSavePath != null) {
+            settings.put("laneway.slot-save-path", slotSavePath.toAbsolutePath().toString());
         }
         if (verbose) {
             settings.put("laneway.verbose", "true");

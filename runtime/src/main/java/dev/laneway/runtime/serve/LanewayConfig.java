@@ -74,6 +74,12 @@ public interface LanewayConfig {
     @WithDefault("false")
     boolean verbose();
 
+    /**
+     * The directory of the files {@code POST /slots/ID?action=save|restore} names ({@code --slot-save-path}); empty:
+     * slot actions answer 501.
+     */
+    Optional<String> slotSavePath();
+
     /** Whether {@code GET /slots} answers (llama-server's {@code --slots}); false: 501. */
     @WithName("slots-endpoint")
     @WithDefault("true")

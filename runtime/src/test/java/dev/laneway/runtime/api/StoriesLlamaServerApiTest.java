@@ -257,6 +257,70 @@ class StoriesLlamaServerApiTest {
                 .body("error.message", org.hamcrest.Matchers.containsString("return_progress"));
     }
 
+    /**
+     * llama-server's slot actions: a stream's cache saved to a file, erased, and restored into the other stream serves
+     * the same prompt there from the cache with the same answer; a save asked for while a generation runs in the stream
+     * waits for it and saves what it left. File names that leave the directory, files that are not slot files and
+     * streams that do not exist are refused by name.
+     */
+    @Test
+    void aSavedStreamRestoresIntoAnotherAndServesItsPromptFromTheCache() throws Exception {
+        String prompt = "{\"prompt\":\"What is the capital of France?\",\"n_predict\":12,\"temperature\":0,"
+                + "\"cache_prompt\":true,\"id_slot\":";
+        JsonPath first = post("/completion", prompt + "1}").then().statusCode(200).extract().jsonPath();
+        int promptTokens = first.getInt("tokens_evaluated");
+        int held = promptTokens + first.getInt("tokens_predicted") - 1;
+        JsonPath saved = post("/slots/1?action=save", "{\"filename\":\"france.bin\"}").then().statusCode(200)
+                .extract().jsonPath();
+        assertEquals(held, saved.getInt("n_saved"));
+        java.nio.file.Path file = StoriesProfile.LlamaServer.SLOT_DIR.resolve("france.bin");
+        assertEquals(java.nio.file.Files.size(file), saved.getLong("n_written"));
+        post("/slots/1?action=erase", "").then().statusCode(200).body("n_erased", equalTo(held));
+        post("/slots/0?action=restore", "{\"filename\":\"france.bin\"}").then().statusCode(200)
+                .body("n_restored", equalTo(held)).body("id_slot", equalTo(0));
+        JsonPath again = post("/completion", prompt + "0}").then().statusCode(200).extract().jsonPath();
+        assertEquals(promptTokens - 1, again.getInt("timings.cache_n"));
+        assertEquals(1, again.getInt("timings.prompt_n"));
+        assertEquals(first.getString("content"), again.getString("content"));
+        // Erased, stream 1 computes the whole prompt again.
+        assertEquals(promptTokens, post("/completion", prompt + "1}").then().statusCode(200).extract()
+                .jsonPath().getInt("timings.prompt_n"));
+
+        // A save while stream 0 generates waits for the generation and saves what it left.
+        String longRequest = "{\"prompt\":\"Once upon a time\",\"n_predict\":120,\"temperature\":0,\"ignore_eos\":true,"
+                + "\"id_slot\":0}";
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<JsonPath> running = pool.submit(() -> post("/completion", longRequest).then().statusCode(200)
+                    .extract().jsonPath());
+            Thread.sleep(150);
+            JsonPath during = post("/slots/0?action=save", "{\"filename\":\"story.bin\"}").then().statusCode(200)
+                    .extract().jsonPath();
+            JsonPath story = running.get();
+            assertEquals(story.getInt("tokens_evaluated") + 120 - 1, during.getInt("n_saved"));
+        } finally {
+            pool.shutdownNow();
+        }
+
+        for (String bad : List.of("../escape.bin", "a/b.bin", "..", "trailing.", " lead", "x\\u0000y", "")) {
+            post("/slots/0?action=save", "{\"filename\":\"" + bad + "\"}").then().statusCode(400)
+                    .body("error.param", equalTo("filename"));
+        }
+        assertFalse(java.nio.file.Files.exists(StoriesProfile.LlamaServer.SLOT_DIR.resolveSibling("escape.bin")));
+        java.nio.file.Files.writeString(StoriesProfile.LlamaServer.SLOT_DIR.resolve("notes.txt"), "notes of the day, not a slot file");
+        post("/slots/0?action=restore", "{\"filename\":\"notes.txt\"}").then().statusCode(400)
+                .body("error.message", org.hamcrest.Matchers.containsString("is not a slot file"));
+        post("/slots/0?action=restore", "{\"filename\":\"missing.bin\"}").then().statusCode(400)
+                .body("error.message", org.hamcrest.Matchers.containsString("no slot file missing.bin"));
+        post("/slots/5?action=erase", "").then().statusCode(400).body("error.message",
+                org.hamcrest.Matchers.containsString("no stream 5"));
+        post("/slots/0?action=compact", "").then().statusCode(400).body("error.param", equalTo("action"));
+        post("/completion", prompt + "9}").then().statusCode(400).body("error.param", equalTo("id_slot"));
+        // The failed restore left stream 0 empty, and it serves as before.
+        assertEquals(promptTokens, post("/completion", prompt + "0}").then().statusCode(200).extract().jsonPath()
+                .getInt("timings.prompt_n"));
+    }
+
     /** Several prompts give a list, in order; token ids, text and {"prompt_string"} are the same prompt. */
     @Test
     void severalPromptsGiveAListAndIdsAndTextsMix() {

@@ -78,6 +78,18 @@ public class StoriesProfile implements QuarkusTestProfile {
      * whole answers ({@code --verbose}).
      */
     public static class LlamaServer extends StoriesProfile {
+        /** The directory of the slot files (--slot-save-path). */
+        static final java.nio.file.Path SLOT_DIR;
+
+        static {
+            try {
+                SLOT_DIR = java.nio.file.Files.createTempDirectory("laneway-slots");
+                SLOT_DIR.toFile().deleteOnExit();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> config = super.getConfigOverrides();
@@ -87,6 +99,7 @@ public class StoriesProfile implements QuarkusTestProfile {
             config.put("laneway.sampling.n-predict", "64");
             config.put("laneway.accept-any-model", "true");
             config.put("laneway.verbose", "true");
+            config.put("laneway.slot-save-path", SLOT_DIR.toString());
             return config;
         }
     }
