@@ -61,14 +61,15 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
                         + " not both");
             }
             String source = inline.get();
-            if (source.equals("chatml")) {
-                return Optional.of(ChatTemplate.CHATML);
+            if (ChatTemplate.NAMED.containsKey(source)) {
+                return Optional.of(ChatTemplate.NAMED.get(source));
             }
-            // llama-server also knows templates by name (llama3, gemma, ...); a name is not a template's source.
+            // llama-server knows more templates by name (gemma, mistral-v7, ...); a name is not a template's source.
             if (source.isBlank() || source.matches("[A-Za-z0-9._-]+")) {
                 throw new IllegalArgumentException("--opt chat-template: '" + source + "' is not a Jinja template;"
-                        + " of llama-server's built-in names only chatml is known here (give the template's source,"
-                        + " or chat-template-file)");
+                        + " of llama-server's built-in names " + String.join(", ", new java.util.TreeSet<>(
+                        ChatTemplate.NAMED.keySet())) + " are known here (give the template's source, or"
+                        + " chat-template-file)");
             }
             return Optional.of(source);
         }

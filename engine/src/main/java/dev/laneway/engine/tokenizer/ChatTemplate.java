@@ -39,6 +39,23 @@ public final class ChatTemplate {
             + "{% endfor %}"
             + "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
+    /**
+     * Templates by the names llama-server knows them ({@code --chat-template NAME}), written as the formats lay out
+     * their turns; the BOS token is the tokenizer's to add, as there.
+     */
+    public static final java.util.Map<String, String> NAMED = java.util.Map.of(
+            "chatml", CHATML,
+            "llama3", "{% for message in messages %}<|start_header_id|>{{ message['role'] }}<|end_header_id|>\n\n"
+                    + "{{ message['content'] | trim }}<|eot_id|>{% endfor %}"
+                    + "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}",
+            "command-r", "{% for message in messages %}<|START_OF_TURN_TOKEN|>"
+                    + "{% if message['role'] == 'system' %}<|SYSTEM_TOKEN|>"
+                    + "{% elif message['role'] == 'assistant' %}<|CHATBOT_TOKEN|>{% else %}<|USER_TOKEN|>{% endif %}"
+                    + "{{ message['content'] | trim }}<|END_OF_TURN_TOKEN|>{% endfor %}"
+                    + "{% if add_generation_prompt %}<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>{% endif %}",
+            "phi3", "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}<|end|>\n"
+                    + "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}");
+
     private final String source;
     /** The source as the engine needs it, see {@link JinjaDialect}. */
     private final String adapted;

@@ -29,7 +29,7 @@ class EngineOptionsTest {
 
     @Test
     void aTemplateNameItDoesNotKnowAnUnreadableFileOrBothAreRefusedByName(@TempDir Path dir) throws Exception {
-        assertRefused(NONE.withOpt("chat-template", "llama3"), "--opt chat-template", "llama3");
+        assertRefused(NONE.withOpt("chat-template", "vicuna-orca"), "--opt chat-template", "llama3");
         assertRefused(NONE.withOpt("chat-template", " "), "--opt chat-template", "not a Jinja template");
         assertRefused(NONE.withOpt("chat-template-file", dir.resolve("missing.jinja").toString()),
                 "--opt chat-template-file", "cannot read it");

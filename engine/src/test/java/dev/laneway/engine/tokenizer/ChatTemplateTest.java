@@ -279,4 +279,25 @@ class ChatTemplateTest {
         assertThrows(IllegalStateException.class, () -> new ChatTemplate("{% frobnicate %}", "", "")
                 .renderForServing(List.of(new ChatMessage("user", "hi")), false, Map.of()));
     }
+
+    /**
+     * llama-server's template names give the prompts its own server tests expect of them (llama3 from
+     * test_chat_template, command-r from test_apply_chat_template), and phi3 Phi-3's turns.
+     */
+    @Test
+    void namedTemplatesLayOutTheirFormatsTurns() {
+        List<ChatMessage> conversation = List.of(
+                new ChatMessage("system", "Book"),
+                new ChatMessage("user", "What is the best book"));
+        assertEquals("<|start_header_id|>system<|end_header_id|>\n\nBook<|eot_id|><|start_header_id|>user"
+                + "<|end_header_id|>\n\nWhat is the best book<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+                new ChatTemplate(ChatTemplate.NAMED.get("llama3"), "<s>", "</s>").render(conversation, true));
+        assertEquals("<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>You are a test.<|END_OF_TURN_TOKEN|>"
+                + "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hi there<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|>"
+                + "<|CHATBOT_TOKEN|>", new ChatTemplate(ChatTemplate.NAMED.get("command-r"), "", "").render(List.of(
+                new ChatMessage("system", "You are a test."),
+                new ChatMessage("user", "Hi there")), true));
+        assertEquals("<|system|>\nBook<|end|>\n<|user|>\nWhat is the best book<|end|>\n<|assistant|>\n",
+                new ChatTemplate(ChatTemplate.NAMED.get("phi3"), "", "").render(conversation, true));
+    }
 }
