@@ -20,7 +20,7 @@ import java.util.Set;
  * ({@code java}, {@code native}, {@code native-avx2}, ...), {@code kv} (the KV cache's precision, {@code f16} as
  * llama.cpp keeps it, or {@code f32}), {@code chat-template-file} (a Jinja chat template to use instead of the
  * model's, as llama-server's {@code --chat-template-file}) and {@code chat-template} (the template's source itself, or
- * {@code chatml}, as llama-server's {@code --chat-template}).
+ * a name of {@link ChatTemplate#NAMED}, as llama-server's {@code --chat-template}).
  *
  * @param threads  kernel threads, or empty for one per core
  * @param context  context length, or empty for the model's (at most {@link #DEFAULT_MAX_CONTEXT})
