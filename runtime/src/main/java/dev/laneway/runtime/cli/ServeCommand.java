@@ -82,7 +82,8 @@ final class ServeCommand implements Callable<Integer> {
     String reasoning;
 
     @Option(names = "--chat-template", paramLabel = "TEMPLATE", description = "A Jinja chat template's source to use"
-            + " instead of the model's, or a name llama-server knows: chatml, llama3, command-r, phi3 (the same as --opt chat-template=TEMPLATE).")
+            + " instead of the model's, or a name llama-server knows: chatml, llama3, command-r, phi3 (the same as"
+            + " --opt chat-template=TEMPLATE).")
     String chatTemplate;
 
     @Option(names = "--chat-template-file", paramLabel = "FILE", description = "A Jinja chat template to use instead"
