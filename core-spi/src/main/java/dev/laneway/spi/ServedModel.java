@@ -133,6 +133,18 @@ public interface ServedModel extends AutoCloseable {
     }
 
     /**
+     * The embeddings of prompts: each prompt computed afresh, its hidden states after the final norm pooled as
+     * {@code pooling} says, not normalised; in order. The future fails with {@link InvalidRequestException} when a
+     * prompt does not fit the context; a prompt whose {@code consumer} has gone before it starts is not computed.
+     *
+     * @throws UnsupportedOperationException when this model cannot give its hidden states
+     */
+    default java.util.concurrent.CompletableFuture<List<float[]>> embed(List<int[]> prompts, Pooling pooling,
+                                                                       TokenSink consumer) {
+        throw new UnsupportedOperationException("this model cannot give embeddings");
+    }
+
+    /**
      * Writes what stream {@code slot}'s KV cache holds (its tokens, their keys and values) to {@code file}, once no
      * generation runs in it (llama-server's slot save). The future fails with {@link InvalidRequestException} when
      * there is no such stream or the file cannot be written.

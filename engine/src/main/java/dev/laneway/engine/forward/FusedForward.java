@@ -45,10 +45,13 @@ public final class FusedForward implements LaneForward {
     private final Dims dims;
     private final LayerShape shape;
     private final int logitsLength;
+    private final FinalNorm finalNorm;
     private final List<Step> steps;
     private final List<StepInfo> infos;
 
-    private FusedForward(Dims dims, LayerShape shape, int logitsLength, List<Step> steps, List<StepInfo> infos) {
+    private FusedForward(Dims dims, LayerShape shape, int logitsLength, List<Step> steps, List<StepInfo> infos,
+                         FinalNorm finalNorm) {
+        this.finalNorm = finalNorm;
         this.dims = dims;
         this.shape = shape;
         this.logitsLength = logitsLength;
@@ -113,8 +116,9 @@ public final class FusedForward implements LaneForward {
             }
         });
         infos.add(new StepInfo(HEAD_KERNEL, -1, head.name(), List.of("x", "logits")));
+        // The layers leave each row's hidden state in x; the head normalises its rows into its own work memory.
         return new FusedForward(dims, shape, Math.max(dims.vocab(), head.rows()), List.copyOf(steps),
-                List.copyOf(infos));
+                List.copyOf(infos), new FinalNorm("x", finalNorm, dims.rmsEps()));
     }
 
     private static FusedLayer fuse(NativeKernels kernels, LayerWeights weights, LayerShape shape, Rope rope, int l) {
@@ -160,6 +164,11 @@ public final class FusedForward implements LaneForward {
     @Override
     public int logitsStride() {
         return logitsLength;
+    }
+
+    @Override
+    public java.util.Optional<FinalNorm> finalNorm() {
+        return java.util.Optional.of(finalNorm);
     }
 
     @Override

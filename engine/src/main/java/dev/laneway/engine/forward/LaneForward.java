@@ -55,6 +55,14 @@ public interface LaneForward {
         return forward(state);
     }
 
+    /**
+     * Where a step leaves the rows' hidden states before the final norm, and that norm; empty when this forward
+     * cannot give them (then the model gives no embeddings).
+     */
+    default java.util.Optional<FinalNorm> finalNorm() {
+        return java.util.Optional.empty();
+    }
+
     /** A state buffer by name, for diagnostics; null when there is none. */
     float[] buffer(ForwardState state, String name);
 }

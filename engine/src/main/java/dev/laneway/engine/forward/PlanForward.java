@@ -27,8 +27,11 @@ public final class PlanForward implements LaneForward {
     private final int logits;
     private final int logitsStride;
 
+    private final FinalNorm finalNorm;
+
     private PlanForward(Dims dims, Kernels kernels, List<String> bufferNames, List<Plan.Dim> bufferDims,
-                        List<Step> steps, List<StepInfo> infos, int logits, int logitsStride) {
+                        List<Step> steps, List<StepInfo> infos, int logits, int logitsStride, FinalNorm finalNorm) {
+        this.finalNorm = finalNorm;
         this.dims = dims;
         this.kernels = kernels;
         this.bufferNames = bufferNames;
@@ -51,6 +54,12 @@ public final class PlanForward implements LaneForward {
     @Override
     public Dims dims() {
         return dims;
+    }
+
+    /** The epilogue's norm of the model's final norm tensor, when the plan has one. */
+    @Override
+    public java.util.Optional<FinalNorm> finalNorm() {
+        return java.util.Optional.ofNullable(finalNorm);
     }
 
     public Kernels kernels() {
@@ -139,16 +148,21 @@ public final class PlanForward implements LaneForward {
                     infos.add(info(op, layer));
                 }
             }
+            FinalNorm finalNorm = null;
             for (Op op : plan.epilogue()) {
                 steps.add(step(op, -1, "epilogue"));
                 infos.add(info(op, -1));
+                if (op instanceof Op.RmsNorm r && !r.perHead()
+                        && r.weight().equals(dev.laneway.engine.plan.StandardPlans.FINAL_NORM)) {
+                    finalNorm = new FinalNorm(r.in(), vector(r.weight(), -1, "epilogue"), dims.rmsEps());
+                }
             }
             int logits = buffer(plan.logits());
             if (bufferDims.get(logits) != Plan.Dim.VOCAB) {
                 throw new PlanException("the logits buffer '" + plan.logits() + "' must have dimension vocab");
             }
             return new PlanForward(dims, k, List.copyOf(bufferNames), List.copyOf(bufferDims), List.copyOf(steps),
-                    List.copyOf(infos), logits, logitsStride);
+                    List.copyOf(infos), logits, logitsStride, finalNorm);
         }
 
         private static StepInfo info(Op op, int layer) {

@@ -2,6 +2,7 @@ package dev.laneway.engine.generate;
 
 import dev.laneway.engine.forward.Batch;
 import dev.laneway.engine.forward.Dims;
+import dev.laneway.engine.forward.FinalNorm;
 import dev.laneway.engine.grammar.GrammarCursor;
 import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.sample.Logprobs;
@@ -11,6 +12,7 @@ import dev.laneway.spi.GeneratedToken;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.Pooling;
 import dev.laneway.spi.TokenSink;
 
 import java.util.Arrays;
@@ -23,7 +25,8 @@ import java.util.List;
  * {@link #feed} into a batch, runs the forward, and hands the logits back with {@link #fed}. A grammar, when the
  * request has one, limits each token to those that keep the text a prefix of its language, and ends the text when
  * nothing more may follow. A sequence made for
- * {@linkplain #logitsOnly logits only} stops after the prompt and keeps the logits after its last token.
+ * {@linkplain #logitsOnly logits only} stops after the prompt and keeps the logits after its last token; one made
+ * for an {@linkplain #embedding embedding} computes its whole prompt afresh and pools its rows' hidden states.
  */
 public final class Sequence {
     private final GenerationRequest request;
@@ -34,6 +37,11 @@ public final class Sequence {
     private final int vocab;
     private final int[] endOfText;
     private final boolean logitsOnly;
+    /** For an embedding: how the rows are pooled, the final norm, the pooled sum so far; else null. */
+    private final Pooling pooling;
+    private final FinalNorm norm;
+    private final float[] pooled;
+    private final float[] normed;
     private final Sampler sampler;
     private final GrammarCursor grammar;
     private final Logprobs logprobs;
@@ -51,7 +59,7 @@ public final class Sequence {
     private long end;
 
     private Sequence(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached, Dims dims,
-                     int[] endOfText, Grammars grammars, boolean logitsOnly) {
+                     int[] endOfText, Grammars grammars, boolean logitsOnly, Pooling pooling, FinalNorm norm) {
         this.prompt = request.prompt();
         check(prompt, dims.vocab(), dims.contextLength());
         this.request = request;
@@ -60,7 +68,11 @@ public final class Sequence {
         this.cached = cached;
         this.vocab = dims.vocab();
         this.endOfText = endOfText;
-        this.logitsOnly = logitsOnly;
+        this.logitsOnly = logitsOnly || pooling != null;
+        this.pooling = pooling;
+        this.norm = norm;
+        this.pooled = pooling != null ? new float[dims.hidden()] : null;
+        this.normed = pooling != null ? new float[dims.hidden()] : null;
         this.sampler = new Sampler(request.sampling(), vocab);
         this.grammar = request.grammar().map(g -> grammars.start(g)).orElse(null);
         for (int t : prompt) {
@@ -93,13 +105,65 @@ public final class Sequence {
      */
     public static Sequence generating(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached,
                                       Dims dims, int[] endOfText, Grammars grammars) {
-        return new Sequence(request, sink, slot, cached, dims, endOfText, grammars, false);
+        return new Sequence(request, sink, slot, cached, dims, endOfText, grammars, false, null, null);
     }
 
     /** A prompt run for the logits after its last token (see {@link #logits()}). */
     public static Sequence logitsOnly(int[] prompt, int slot, CachedTokens cached, Dims dims) {
         return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), t -> false, slot, cached,
-                dims, new int[0], Grammars.NONE, true);
+                dims, new int[0], Grammars.NONE, true, null, null);
+    }
+
+    /**
+     * A prompt run for its embedding (see {@link #embedding()}): every row computed afresh, each row's hidden state
+     * normalised by {@code norm} and pooled as {@code pooling} says. {@code consumer} says when its client has gone.
+     */
+    public static Sequence embedding(int[] prompt, TokenSink consumer, int slot, CachedTokens cached, Dims dims,
+                                     Pooling pooling, FinalNorm norm) {
+        return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), consumer, slot, cached,
+                dims, new int[0], Grammars.NONE, true, pooling, norm);
+    }
+
+    /** Whether this sequence pools hidden states ({@link #pool} before each {@link #fed}). */
+    public boolean pools() {
+        return pooling != null;
+    }
+
+    /** Where its rows' hidden states are left by each step, for an embedding sequence. */
+    public FinalNorm finalNorm() {
+        return norm;
+    }
+
+    /**
+     * Takes the hidden states of the rows {@link #feed} added, rows {@code firstRow ..} of {@code hidden}: before
+     * {@link #fed}, which moves on.
+     */
+    public void pool(float[] hidden, int firstRow, int rows) {
+        for (int r = 0; r < rows; r++) {
+            int position = fedPrompt + r;
+            boolean wanted = switch (pooling) {
+                case MEAN -> true;
+                case CLS -> position == 0;
+                case LAST -> position == prompt.length - 1;
+            };
+            if (wanted) {
+                norm.apply(hidden, firstRow + r, normed);
+                for (int i = 0; i < pooled.length; i++) {
+                    pooled[i] += normed[i];
+                }
+            }
+        }
+    }
+
+    /** The pooled hidden state of an embedding sequence that has finished: not normalised. */
+    public float[] embedding() {
+        float[] out = pooled.clone();
+        if (pooling == Pooling.MEAN) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] /= prompt.length;
+            }
+        }
+        return out;
     }
 
     /** Whether the sequence has ended. */

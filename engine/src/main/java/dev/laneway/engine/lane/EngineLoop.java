@@ -327,10 +327,15 @@ final class EngineLoop implements AutoCloseable {
         float[] logits = lane.run();
         int stride = lane.logitsStride();
         int logitRow = 0;
+        int firstRow = 0;
         for (int i = 0; i < step.size(); i++) {
             Running r = step.get(i);
             Sequence s = r.sequence();
             boolean hadLogits = !s.prefilling() || s.promptLeft() == stepRows[i];
+            if (s.pools()) {
+                s.pool(lane.buffer(s.finalNorm().buffer()), firstRow, stepRows[i]);
+            }
+            firstRow += stepRows[i];
             try {
                 if (s.fed(stepRows[i], logits, logitRow * stride)) {
                     finish(r);

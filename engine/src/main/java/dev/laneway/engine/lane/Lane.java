@@ -113,6 +113,15 @@ public final class Lane {
         return forward.logitsStride();
     }
 
+    /** A buffer of the forward's state, as the last step left it (hidden states, for pooling). */
+    float[] buffer(String name) {
+        return forward.buffer(state, name);
+    }
+
+    LaneForward forward() {
+        return forward;
+    }
+
     /**
      * Begins a busy period: waits (bounded) for the right to open a context, opens a fresh one and configures it (the
      * init run with its own bound, then the output head), once more on another fresh one if the device fails that.

@@ -185,6 +185,26 @@ public final class LanePool implements AutoCloseable {
         }
     }
 
+    /**
+     * The embeddings of prompts, each computed afresh in a free stream and pooled as {@code pooling} says (see
+     * {@link Sequence#embedding}); the future completes with them in order, or fails as {@link #submit}'s does.
+     *
+     * @throws UnsupportedOperationException when the forward cannot give its hidden states
+     */
+    public CompletableFuture<List<float[]>> embed(List<int[]> prompts, dev.laneway.spi.Pooling pooling,
+                                                TokenSink consumer) {
+        dev.laneway.engine.forward.FinalNorm norm = lane.forward().finalNorm().orElseThrow(() ->
+                new UnsupportedOperationException("this model's forward does not give its hidden states"));
+        EngineLoop.Group group = new EngineLoop.Group();
+        for (int[] prompt : prompts) {
+            TokenSink sink = group.guarded(consumer);
+            group.add(prompt, false, GenerationRequest.ANY_SLOT, sink, slot -> Sequence.embedding(prompt, sink, slot,
+                    slots.of(slot), kind.dims(), pooling, norm));
+        }
+        return loop.submit(group).thenApply(done -> done.stream().map(s -> s == null ? null : s.embedding())
+                .toList());
+    }
+
     /** What a request's future holds once it has ended; its failure as thrown. */
     private <T> T await(CompletableFuture<T> done) {
         try {

@@ -135,6 +135,13 @@ public final class LanewayModel implements ServedModel {
     }
 
     @Override
+    public java.util.concurrent.CompletableFuture<List<float[]>> embed(List<int[]> prompts,
+                                                                      dev.laneway.spi.Pooling pooling,
+                                                                      TokenSink consumer) {
+        return lanes.embed(prompts, pooling, consumer);
+    }
+
+    @Override
     public java.util.concurrent.CompletableFuture<dev.laneway.spi.SlotTransfer> saveSlot(int slot,
                                                                                        java.nio.file.Path file) {
         return lanes.saveSlot(slot, file);

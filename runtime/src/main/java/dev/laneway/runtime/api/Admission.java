@@ -26,7 +26,16 @@ public class Admission {
     @Inject
     LanewayConfig config;
 
-    private final Set<GenerationJob> jobs = ConcurrentHashMap.newKeySet();
+    /** What the gate admits: work on the served model that can be asked to stop, and says when it has ended. */
+    interface Job {
+        /** Hands the work to the model and returns; {@code onEnd} runs once it has ended, whatever the outcome. */
+        void start(Runnable onEnd);
+
+        /** Asks the work to stop: waiting work never starts, running work stops at the model's next step. */
+        void cancel();
+    }
+
+    private final Set<Job> jobs = ConcurrentHashMap.newKeySet();
     private Semaphore admitted;
     private int streams;
     private int queueMax;
@@ -55,7 +64,7 @@ public class Admission {
 
     void stop() {
         stopping = true;
-        jobs.forEach(GenerationJob::cancel);
+        jobs.forEach(Job::cancel);
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (!jobs.isEmpty() && System.nanoTime() < deadline) {
             try {
@@ -75,7 +84,7 @@ public class Admission {
      *
      * @throws ApiException 503 when every stream is busy and the queue is full, or the server is stopping
      */
-    void submit(GenerationJob job) {
+    void submit(Job job) {
         if (!admitted.tryAcquire()) {
             throw ApiException.overloaded("all " + streams + " streams are busy and " + queueMax
                     + " requests are already waiting; retry later");

@@ -20,7 +20,7 @@ import java.util.function.Consumer;
  * (its choices together as far as streams are free), finished where they end. Errors become typed replies and never
  * escape; a cancelled job never starts, or stops at the model's next step.
  */
-final class GenerationJob {
+final class GenerationJob implements Admission.Job {
     private static final Logger LOG = Logger.getLogger(GenerationJob.class);
 
     private final ServedModel model;
@@ -52,13 +52,14 @@ final class GenerationJob {
         this.onGeneration = onGeneration;
     }
 
-    /** Asks the job to stop: a waiting job never starts, a running one stops at the next step. */
-    void cancel() {
+    @Override
+    public void cancel() {
         cancelled.set(true);
     }
 
     /** Hands the choices to the model and returns; {@code onEnd} runs once the job has ended, whatever the outcome. */
-    void start(Runnable onEnd) {
+    @Override
+    public void start(Runnable onEnd) {
         StopStrings stops = new StopStrings(params.stops());
         List<ChoiceRun> runs = new ArrayList<>();
         List<AnswerStream> answers = new ArrayList<>();

@@ -101,6 +101,14 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--no-slots", description = "Answer GET /slots with 501, as llama-server's --no-slots.")
     boolean noSlots;
 
+    @Option(names = "--embeddings", description = "Answer POST /v1/embeddings and /embeddings: each input's hidden"
+            + " states after the final norm, pooled (--pooling) and normalised.")
+    boolean embeddings;
+
+    @Option(names = "--pooling", paramLabel = "mean|cls|last", description = "How embeddings pool a prompt's"
+            + " hidden states (default: mean); needs --embeddings.")
+    String pooling;
+
     @Option(names = "--slot-save-path", paramLabel = "DIR", description = "Allow POST /slots/ID?action=save|restore"
             + " with file names in DIR (made if missing), as llama-server's --slot-save-path; erase needs it too.")
     Path slotSavePath;
@@ -129,6 +137,16 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (chatTemplateFile != null) {
             options = options.withOpt("chat-template-file", chatTemplateFile.toAbsolutePath().toString());
+        }
+        if (pooling != null) {
+            if (!embeddings) {
+                throw new UsageException("--pooling is for --embeddings");
+            }
+            try {
+                dev.laneway.spi.Pooling.of(pooling);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--pooling must be mean, cls or last, was " + pooling);
+            }
         }
         if (slotSavePath != null) {
             try {
@@ -233,6 +251,12 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (noSlots) {
             settings.put("laneway.slots-endpoint", "false");
+        }
+        if (embeddings) {
+            settings.put("laneway.embeddings", "true");
+        }
+        if (pooling != null) {
+            settings.put("laneway.pooling", pooling);
         }
         if (slotSavePath != null) {
             settings.put("laneway.slot-save-path", slotSavePath.toAbsolutePath().toString());

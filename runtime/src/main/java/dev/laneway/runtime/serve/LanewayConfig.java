@@ -74,6 +74,14 @@ public interface LanewayConfig {
     @WithDefault("false")
     boolean verbose();
 
+    /** Whether {@code /v1/embeddings} and {@code /embeddings} answer ({@code --embeddings}); false: 501. */
+    @WithDefault("false")
+    boolean embeddings();
+
+    /** How embeddings pool a prompt's hidden states: mean, cls or last ({@code --pooling}). */
+    @WithDefault("mean")
+    String pooling();
+
     /**
      * The directory of the files {@code POST /slots/ID?action=save|restore} names ({@code --slot-save-path}); empty:
      * slot actions answer 501.

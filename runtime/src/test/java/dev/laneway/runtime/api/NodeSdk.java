@@ -52,10 +52,16 @@ final class NodeSdk {
         return exec(List.of("node", script, baseUrl, prompt, calling, result, model), Map.of(), 120);
     }
 
+    /** Asks for the embeddings of {@code inputs} (a JSON list of strings) with the SDK, by default and as floats. */
+    static Run embeddings(String baseUrl, String model, String inputs) throws IOException, InterruptedException {
+        install();
+        return exec(List.of("node", "openai-embeddings.mjs", baseUrl, model, inputs), Map.of(), 120);
+    }
+
     private static synchronized void install() throws IOException, InterruptedException {
         Files.createDirectories(WORK);
         for (String file : List.of("package.json", "openai-sdk.mjs", "openai-tools.mjs", "anthropic-sdk.mjs",
-                "openai-responses.mjs")) {
+                "openai-responses.mjs", "openai-embeddings.mjs")) {
             Files.copy(SOURCES.resolve(file), WORK.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
         if (Files.isDirectory(WORK.resolve("node_modules").resolve("openai"))

@@ -36,6 +36,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class StoriesLlamaServerApiTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    @io.quarkus.test.common.http.TestHTTPResource("/")
+    java.net.URL server;
+
     @BeforeEach
     void awaitModel() throws InterruptedException {
         StoriesProfile.awaitReady();
@@ -319,6 +322,83 @@ class StoriesLlamaServerApiTest {
         // The failed restore left stream 0 empty, and it serves as before.
         assertEquals(promptTokens, post("/completion", prompt + "0}").then().statusCode(200).extract().jsonPath()
                 .getInt("timings.prompt_n"));
+    }
+
+    /**
+     * Embeddings through OpenAI's Node SDK (base64 by default, which it decodes, and floats) are the vectors the
+     * server gives over plain HTTP, of unit length; llama-server's own /embeddings shape; several clients at once, on
+     * the two streams beside a generation, each get the vectors they get alone. Bad inputs are refused by name.
+     */
+    @Test
+    void embeddingsAnswerOpenAisSdkAndManyClientsAtOnce() throws Exception {
+        String inputs = "[\"Once upon a time\",\"The little dog ran to the park and played.\"]";
+        JsonNode alone = JSON.readTree(post("/v1/embeddings", "{\"input\":" + inputs + "}").then().statusCode(200)
+                .extract().asString());
+        assertEquals(21, alone.path("usage").path("prompt_tokens").asInt());
+        for (JsonNode item : alone.get("data")) {
+            double sum = 0;
+            for (JsonNode x : item.get("embedding")) {
+                sum += x.asDouble() * x.asDouble();
+            }
+            assertEquals(1.0, sum, 1e-4);
+        }
+        NodeSdk.Run sdk = NodeSdk.embeddings(server.toString() + "v1", StoriesProfile.ALIAS, inputs);
+        assertEquals(0, sdk.exitCode(), sdk.output());
+        JsonNode seen = JSON.readTree(sdk.output().lines().reduce((a, b) -> b).orElseThrow());
+        for (String form : List.of("base64", "float")) {
+            for (int i = 0; i < 2; i++) {
+                JsonNode got = seen.get(form).get(i);
+                JsonNode want = alone.get("data").get(i).get("embedding");
+                assertEquals(want.size(), got.size());
+                assertClose(want, got);
+            }
+        }
+        JsonNode native1 = JSON.readTree(post("/embeddings", "{\"content\":\"Once upon a time\"}").then()
+                .statusCode(200).extract().asString());
+        // Rows computed beside other rows differ from rows alone in the last bits of their sums.
+        assertClose(alone.get("data").get(0).get("embedding"), native1.get(0).get("embedding").get(0));
+
+        ExecutorService clients = Executors.newFixedThreadPool(5);
+        try {
+            List<Future<String>> runs = new ArrayList<>();
+            runs.add(clients.submit(() -> post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":40,"
+                    + "\"temperature\":0}").then().statusCode(200).extract().path("content")));
+            for (int c = 0; c < 4; c++) {
+                runs.add(clients.submit(() -> post("/v1/embeddings", "{\"input\":" + inputs + "}").then()
+                        .statusCode(200).extract().asString()));
+            }
+            String story = post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":40,"
+                    + "\"temperature\":0}").then().statusCode(200).extract().path("content");
+            assertEquals(story, runs.get(0).get());
+            for (Future<String> run : runs.subList(1, runs.size())) {
+                JsonNode got = JSON.readTree(run.get()).get("data");
+                for (int i = 0; i < 2; i++) {
+                    assertClose(alone.get("data").get(i).get("embedding"), got.get(i).get("embedding"));
+                }
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+
+        post("/v1/embeddings", "{\"input\":\"\"}").then().statusCode(400).body("error.param", equalTo("input"));
+        post("/v1/embeddings", "{\"input\":[]}").then().statusCode(400).body("error.param", equalTo("input"));
+        post("/v1/embeddings", "{\"input\":[1, 99999]}").then().statusCode(400).body("error.param",
+                equalTo("input"));
+        post("/v1/embeddings", "{\"input\":\"x\",\"encoding_format\":\"int8\"}").then().statusCode(400)
+                .body("error.param", equalTo("encoding_format"));
+        post("/v1/embeddings", "{\"input\":\"x\",\"dimensions\":8}").then().statusCode(400)
+                .body("error.param", equalTo("dimensions"));
+        post("/v1/embeddings", "{\"input\":\"x\",\"truncate\":true}").then().statusCode(400)
+                .body("error.param", equalTo("truncate"));
+        post("/v1/embeddings", "{\"input\":\"" + "word ".repeat(2100) + "\"}").then().statusCode(400)
+                .body("error.code", equalTo("context_length_exceeded"));
+    }
+
+    private static void assertClose(JsonNode want, JsonNode got) {
+        assertEquals(want.size(), got.size());
+        for (int d = 0; d < want.size(); d++) {
+            assertEquals(want.get(d).asDouble(), got.get(d).asDouble(), 1e-5, "dimension " + d);
+        }
     }
 
     /** Several prompts give a list, in order; token ids, text and {"prompt_string"} are the same prompt. */

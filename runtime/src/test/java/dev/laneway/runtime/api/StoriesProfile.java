@@ -100,6 +100,7 @@ public class StoriesProfile implements QuarkusTestProfile {
             config.put("laneway.accept-any-model", "true");
             config.put("laneway.verbose", "true");
             config.put("laneway.slot-save-path", SLOT_DIR.toString());
+            config.put("laneway.embeddings", "true");
             return config;
         }
     }

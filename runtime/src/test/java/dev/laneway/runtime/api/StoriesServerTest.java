@@ -78,6 +78,15 @@ class StoriesServerTest {
         }
     }
 
+    /** Without --embeddings and --slot-save-path, their endpoints answer 501 naming the flag. */
+    @Test
+    void embeddingsAndSlotActionsAreOffUnlessAskedFor() {
+        post("/v1/embeddings", "{\"input\":\"Hello\"}").then().statusCode(501)
+                .body("error.message", org.hamcrest.Matchers.containsString("--embeddings"));
+        post("/slots/0?action=erase", "").then().statusCode(501)
+                .body("error.message", org.hamcrest.Matchers.containsString("--slot-save-path"));
+    }
+
     /**
      * A request that begins with what a stream's KV cache holds (here: a prompt and its first 20 generated tokens)
      * computes only the rest, says how much it reused, and still gives llama.cpp's text.
