@@ -64,6 +64,11 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
         return read(r, GenerationParams.Dialect.NATIVE, nativePrompts(r.raw("prompt")), defaults);
     }
 
+    /** llama-server's {@code /infill}: its fields as {@code /completion}'s, the prompt the infill layout made. */
+    static CompletionRequest readInfill(JsonRequest r, RequestDefaults defaults, int[] prompt) {
+        return read(r, GenerationParams.Dialect.NATIVE, List.of(new TokenPrompt(prompt)), defaults);
+    }
+
     private static CompletionRequest read(JsonRequest r, GenerationParams.Dialect dialect, List<Prompt> prompts,
                                           RequestDefaults defaults) {
         GenerationParams params = GenerationParams.read(r, dialect, defaults);

@@ -25,7 +25,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * llama-server's own API on the same port: {@code /completion} (and {@code /completions}) in its shape, {@code /models},
+ * llama-server's own API on the same port: {@code /completion} (and {@code /completions}) in its shape, {@code /infill},
+ * {@code /models},
  * {@code /props}, {@code /slots} and {@code /metrics}.
  */
 @Path("/")
@@ -55,6 +56,28 @@ public class LlamaServerResource {
     public RestMulti<byte[]> completion(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
         CompletionRequest request = CompletionRequest.readNative(JsonRequest.parse(body, mapper), service.defaults());
+        return HttpAnswers.toHttp(service.complete(request, true));
+    }
+
+    /**
+     * llama-server's fill-in-the-middle: {@code input_prefix}, {@code input_suffix}, {@code input_extra} (other files'
+     * chunks) and {@code prompt} (text that continues the prefix) laid out as {@link InfillPrompt} says, then answered
+     * as {@code /completion}; 501 for a model without fill-in-the-middle tokens.
+     */
+    @POST
+    @Path("infill")
+    @Blocking
+    public RestMulti<byte[]> infill(@HeaderParam("Content-Type") String contentType, byte[] body) {
+        HttpAnswers.requireJson(contentType);
+        JsonRequest r = JsonRequest.parse(body, mapper);
+        ServedModel model = service.modelFor(r.string("model"));
+        InfillPrompt.FimTokens fim = InfillPrompt.tokens(model).orElseThrow(() -> ApiException.http(501,
+                "not_supported", "this model has no fill-in-the-middle tokens (prefix, suffix and middle); /infill"
+                        + " needs a code model trained for it"));
+        int[] prompt = InfillPrompt.build(model, fim, r.string("input_prefix").orElse(""),
+                r.string("input_suffix").orElse(""), InfillPrompt.extra(r.raw("input_extra")),
+                r.string("prompt").orElse(""));
+        CompletionRequest request = CompletionRequest.readInfill(r, service.defaults(), prompt);
         return HttpAnswers.toHttp(service.complete(request, true));
     }
 

@@ -8,11 +8,7 @@ import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.engine.tokenizer.TextTokenizer;
 import dev.laneway.engine.tokenizer.TokenizerLoader;
 import dev.laneway.spi.ChatMessage;
-import dev.laneway.spi.GenerationRequest;
-import dev.laneway.spi.GenerationResult;
-import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.ServedModel;
-import dev.laneway.spi.TokenSink;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -21,7 +17,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -101,47 +96,5 @@ class ChatPromptTest {
     private static Path file(String name) throws Exception {
         Path templates = LlamaCppModels.templates().get(0).getParent();
         return templates.getParent().resolve(name);
-    }
-
-    /** A real tokenizer and a real template, for the prompt; it generates nothing. */
-    private record VocabularyModel(TextTokenizer tokenizer, ChatTemplate chat) implements ServedModel {
-        @Override
-        public String id() {
-            return "vocabulary";
-        }
-
-        @Override
-        public ModelInfo info() {
-            return new ModelInfo("vocabulary", 4096, tokenizer.vocabSize(), "none", "none", Map.of());
-        }
-
-        @Override
-        public int[] tokenize(String text, boolean addSpecial, boolean parseSpecial) {
-            return tokenizer.encode(text, addSpecial, parseSpecial);
-        }
-
-        @Override
-        public String detokenize(int[] ids) {
-            return tokenizer.decode(ids);
-        }
-
-        @Override
-        public Set<String> specialTokenTexts() {
-            return tokenizer.specialTexts();
-        }
-
-        @Override
-        public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
-            return chat.render(messages, addGenerationPrompt);
-        }
-
-        @Override
-        public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-            throw new UnsupportedOperationException("a vocabulary generates nothing");
-        }
-
-        @Override
-        public void close() {
-        }
     }
 }

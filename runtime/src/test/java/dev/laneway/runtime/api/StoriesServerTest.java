@@ -78,9 +78,14 @@ class StoriesServerTest {
         }
     }
 
-    /** Without --embeddings and --slot-save-path, their endpoints answer 501 naming the flag. */
+    /**
+     * Without --embeddings and --slot-save-path, their endpoints answer 501 naming the flag; /infill answers 501 for
+     * a model without fill-in-the-middle tokens.
+     */
     @Test
-    void embeddingsAndSlotActionsAreOffUnlessAskedFor() {
+    void embeddingsSlotActionsAndInfillAreOffUnlessTheServerAndModelCan() {
+        post("/infill", "{\"input_prefix\":\"def f(\",\"input_suffix\":\")\"}").then().statusCode(501)
+                .body("error.message", org.hamcrest.Matchers.containsString("fill-in-the-middle"));
         post("/v1/embeddings", "{\"input\":\"Hello\"}").then().statusCode(501)
                 .body("error.message", org.hamcrest.Matchers.containsString("--embeddings"));
         post("/slots/0?action=erase", "").then().statusCode(501)
