@@ -17,9 +17,13 @@ import java.util.Optional;
  *                     {@code cache_prompt}); false computes every prompt token afresh
  * @param slot         the stream (KV cache slot) to run in, waiting for it if busy (llama-server's {@code id_slot});
  *                     {@link #ANY_SLOT}: the model chooses
+ * @param postSampling whether the reported log-probabilities are those of the distribution the token was drawn from
+ *                     (after the sampler's filters and temperature; llama-server's {@code post_sampling_probs}) rather
+ *                     than the model's
  */
 public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
-                                Optional<OutputGrammar> grammar, boolean cachePrompt, int slot) {
+                                Optional<OutputGrammar> grammar, boolean cachePrompt, int slot,
+                                boolean postSampling) {
     /** Report no log-probabilities. */
     public static final int NO_LOGPROBS = -1;
     /** Any stream the model chooses. */
@@ -38,10 +42,10 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
         prompt = prompt.clone();
     }
 
-    /** In any stream. */
+    /** In any stream, the model's log-probabilities. */
     public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
                              Optional<OutputGrammar> grammar, boolean cachePrompt) {
-        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, ANY_SLOT);
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, ANY_SLOT, false);
     }
 
     /** Reusing the cache. */

@@ -274,7 +274,8 @@ public final class Sequence {
             // The sampler may change the logits (repetition penalty); log-probabilities are of the raw ones.
             System.arraycopy(row, 0, raw, 0, vocab);
             lse = Logprobs.logSumExp(raw, vocab);
-            top = request.topLogprobs() > 0 ? logprobs.top(raw, vocab, request.topLogprobs(), lse) : List.of();
+            top = request.topLogprobs() > 0 && !request.postSampling()
+                    ? logprobs.top(raw, vocab, request.topLogprobs(), lse) : List.of();
         }
         int token = sampler.sample(row, vocab, grammar);
         if (token < 0) {
@@ -282,6 +283,10 @@ public final class Sequence {
                     + " after " + generated + " generated tokens");
         }
         float logprob = logprobs != null ? (float) (raw[token] - lse) : Float.NaN;
+        if (logprobs != null && request.postSampling()) {
+            logprob = sampler.drawnLogprob(token, token);
+            top = request.topLogprobs() > 0 ? sampler.drawnTop(request.topLogprobs(), token) : List.of();
+        }
         if (!request.ignoreEos() && isEndOfText(token)) {
             return end(FinishReason.END_OF_TEXT);
         }

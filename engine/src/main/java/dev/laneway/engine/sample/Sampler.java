@@ -1,9 +1,12 @@
 package dev.laneway.engine.sample;
 
+import dev.laneway.spi.GeneratedToken;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.Sampling;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
@@ -30,6 +33,9 @@ public final class Sampler {
     private int distinctCount;
     /** Whether {@code candidates} is sorted by logit, most likely first (top-k and top-p sort it). */
     private boolean sorted;
+    /** The candidates the last token was drawn from ({@code weights} their unnormalised probabilities); 0: greedy. */
+    private int drawn;
+    private double drawnTotal;
 
     /**
      * @throws InvalidRequestException when a logit bias names a token outside the vocabulary
@@ -84,6 +90,7 @@ public final class Sampler {
      * @return the token, or -1 when the constraint allows none
      */
     public int sample(float[] logits, int vocab, TokenConstraint constraint) {
+        drawn = 0;
         for (int i = 0; i < biasIds.length; i++) {
             logits[biasIds[i]] += biases[i];
         }
@@ -209,6 +216,8 @@ public final class Sampler {
             weights[i] = (float) Math.exp(logits[candidates[i]] / temperature - max);
             total += weights[i];
         }
+        drawn = n;
+        drawnTotal = total;
         double target = total * random.nextDouble();
         double running = 0;
         for (int i = 0; i < n; i++) {
@@ -218,6 +227,42 @@ public final class Sampler {
             }
         }
         return candidates[n - 1];
+    }
+
+    /**
+     * The log-probability of {@code token} in the distribution the last token was drawn from (after the filters and
+     * the temperature); a greedy choice had probability 1. Negative infinity for a token the filters removed.
+     */
+    public float drawnLogprob(int token, int chosen) {
+        if (drawn == 0) {
+            return token == chosen ? 0f : Float.NEGATIVE_INFINITY;
+        }
+        for (int i = 0; i < drawn; i++) {
+            if (candidates[i] == token) {
+                return (float) Math.log(weights[i] / drawnTotal);
+            }
+        }
+        return Float.NEGATIVE_INFINITY;
+    }
+
+    /** The {@code k} most likely tokens of that distribution with their log-probabilities, those above zero only. */
+    public List<GeneratedToken.TokenLogprob> drawnTop(int k, int chosen) {
+        if (drawn == 0) {
+            return k > 0 ? List.of(new GeneratedToken.TokenLogprob(chosen, 0f)) : List.of();
+        }
+        Integer[] order = new Integer[drawn];
+        for (int i = 0; i < drawn; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> Float.compare(weights[b], weights[a]));
+        List<GeneratedToken.TokenLogprob> top = new ArrayList<>();
+        for (int i = 0; i < drawn && top.size() < k; i++) {
+            if (weights[order[i]] > 0) {
+                top.add(new GeneratedToken.TokenLogprob(candidates[order[i]],
+                        (float) Math.log(weights[order[i]] / drawnTotal)));
+            }
+        }
+        return top;
     }
 
     private float max(float[] logits, int n) {

@@ -71,7 +71,8 @@ final class GenerationJob implements Admission.Job {
             answers.add(answer);
             runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get, clock));
             requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
-                    params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt(), params.slot()));
+                    params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt(), params.slot(),
+                    params.postSampling()));
         }
         CompletableFuture<List<GenerationResult>> done;
         try {

@@ -33,12 +33,15 @@ import java.util.OptionalLong;
  * @param timingsPerToken llama-server's {@code timings_per_token}: every streamed chunk carries the running timings
  * @param returnProgress  llama-server's {@code return_progress}: a stream reports the prompt's progress chunk by chunk
  * @param slot         llama-server's {@code id_slot}: the stream to run in, or -1 for the one the engine chooses
+ * @param postSampling llama-server's {@code post_sampling_probs}: the probabilities reported are those the token was
+ *                     drawn from, after the sampler's filters and temperature
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
                         double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar,
-                        boolean cachePrompt, boolean timingsPerToken, boolean returnProgress, int slot) {
+                        boolean cachePrompt, boolean timingsPerToken, boolean returnProgress, int slot,
+                        boolean postSampling) {
 
     static final int REPEAT_WINDOW = 64;
     static final int MAX_N = 16;
@@ -61,7 +64,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     GenerationParams withGrammar(OutputGrammar grammar) {
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
-                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot);
+                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot, postSampling);
     }
 
     boolean wantsLogprobs() {
@@ -121,7 +124,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
                 openAiPenalty(r, "frequency_penalty"), logitBias(r, dialect), grammar(r),
                 r.bool("cache_prompt").orElse(true), r.bool("timings_per_token").orElse(false),
-                r.bool("return_progress").orElse(false), slot(r));
+                r.bool("return_progress").orElse(false), slot(r), r.bool("post_sampling_probs").orElse(false));
     }
 
     /**
@@ -275,7 +278,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         bias.putAll(more);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, bias, grammar,
-                cachePrompt, timingsPerToken, returnProgress, slot);
+                cachePrompt, timingsPerToken, returnProgress, slot, postSampling);
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -347,10 +350,6 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
 
     /** llama-server: {@code n_probs: k} reports the chosen token and the k most likely ones; 0 reports none. */
     private static int nativeLogprobs(JsonRequest r) {
-        if (r.bool("post_sampling_probs").orElse(false)) {
-            throw ApiException.invalidValue("post_sampling_probs", "post_sampling_probs is not supported: the"
-                    + " probabilities reported are the model's, before sampling");
-        }
         int k = r.integer("n_probs").orElse(0);
         return k == 0 ? GenerationRequest.NO_LOGPROBS : checkTopLogprobs("n_probs", k);
     }
@@ -418,6 +417,10 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         }
         if (dialect != Dialect.NATIVE) {
             refuseUnlessDefault(r, "n_probs", 0, "use logprobs (completions) or top_logprobs (chat)");
+            if (r.bool("post_sampling_probs").orElse(false)) {
+                throw ApiException.invalidValue("post_sampling_probs", "post_sampling_probs is for llama-server's"
+                        + " /completion; OpenAI's log-probabilities are the model's, before sampling");
+            }
         }
         refuseUnlessDefault(r, "typical_p", 1, "typical sampling is not implemented");
         // llama-server's other samplers and controls, at the values that turn them off.

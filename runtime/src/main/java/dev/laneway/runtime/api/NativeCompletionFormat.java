@@ -112,15 +112,23 @@ final class NativeCompletionFormat implements ReplyFormat {
         return kept;
     }
 
+    /**
+     * The tokens' probabilities as llama-server writes them: {@code logprob} and {@code top_logprobs}, or with
+     * {@code post_sampling_probs} {@code prob} and {@code top_probs} of the distribution each token was drawn from.
+     */
     private List<Probability> probabilities(List<TokenLogprob> logprobs) {
         if (logprobs.isEmpty()) {
             return null;
         }
-        return logprobs.stream().map(e -> new Probability(e.id(), e.token(), e.logprob(), TokenLogprob.utf8(e.token()),
-                e.top().stream().map(c -> new Probability(c.id(), c.token(), c.logprob(), TokenLogprob.utf8(c.token()), null))
-                        .toList())).toList();
+        return logprobs.stream().map(e -> probability(e.id(), e.token(), e.logprob(), e.top().stream()
+                .map(c -> probability(c.id(), c.token(), c.logprob(), null)).toList())).toList();
     }
 
+    private Probability probability(int id, String token, float logprob, List<Probability> top) {
+        int[] bytes = TokenLogprob.utf8(token);
+        return params.postSampling() ? new Probability(id, token, null, (float) Math.exp(logprob), bytes, null, top)
+                : new Probability(id, token, logprob, null, bytes, top, null);
+    }
 
     /** A streamed piece. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
@@ -139,7 +147,8 @@ final class NativeCompletionFormat implements ReplyFormat {
     /** A token's log-probability and its alternatives. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Probability(int id, String token, float logprob, int[] bytes, List<Probability> topLogprobs) {
+    record Probability(int id, String token, Float logprob, Float prob, int[] bytes, List<Probability> topLogprobs,
+                       List<Probability> topProbs) {
     }
 
     /**

@@ -427,7 +427,7 @@ class StoriesLlamaServerApiTest {
     }
 
     @Test
-    void nProbsReportsEachTokensProbabilitiesAndPostSamplingIsRefused() {
+    void nProbsReportsEachTokensProbabilitiesBeforeOrAfterSampling() {
         JsonPath answer = post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":4,\"n_probs\":3,"
                 + "\"temperature\":0}").then().statusCode(200).extract().jsonPath();
         List<Object> probabilities = answer.getList("completion_probabilities");
@@ -439,8 +439,29 @@ class StoriesLlamaServerApiTest {
                     answer.getInt("completion_probabilities[" + i + "].top_logprobs[0].id"));
             assertTrue(answer.getFloat("completion_probabilities[" + i + "].logprob") <= 0);
         }
-        post("/completion", "{\"prompt\":\"x\",\"n_probs\":3,\"post_sampling_probs\":true}").then().statusCode(400)
-                .body("error.param", equalTo("post_sampling_probs"));
+        // post_sampling_probs: the distribution each token was drawn from. With top_k 5 it holds at most five
+        // tokens, whose probabilities sum to one; the chosen token is among them; greedy, it alone, at 1.
+        JsonPath drawn = post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":5,\"n_probs\":10,"
+                + "\"temperature\":1,\"top_k\":5,\"top_p\":1,\"min_p\":0,\"seed\":3,\"post_sampling_probs\":true}")
+                .then().statusCode(200).extract().jsonPath();
+        for (int i = 0; i < 5; i++) {
+            String at = "completion_probabilities[" + i + "].";
+            List<Float> probs = drawn.getList(at + "top_probs.prob", Float.class);
+            assertTrue(probs.size() >= 1 && probs.size() <= 5, probs.toString());
+            assertEquals(1.0, probs.stream().mapToDouble(Float::doubleValue).sum(), 1e-4);
+            assertTrue(probs.stream().allMatch(p -> p > 0 && p <= 1));
+            int chosen = drawn.getInt(at + "id");
+            int place = drawn.getList(at + "top_probs.id", Integer.class).indexOf(chosen);
+            assertTrue(place >= 0, "the chosen token is among those it was drawn from");
+            assertEquals(probs.get(place), drawn.getFloat(at + "prob"), 1e-6);
+            assertTrue(drawn.get(at + "logprob") == null, "no logprob beside prob");
+        }
+        JsonPath greedy = post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":2,\"n_probs\":3,"
+                + "\"temperature\":0,\"post_sampling_probs\":true}").then().statusCode(200).extract().jsonPath();
+        assertEquals(1.0f, greedy.getFloat("completion_probabilities[0].prob"));
+        assertEquals(1, greedy.getList("completion_probabilities[0].top_probs").size());
+        post("/v1/completions", "{\"prompt\":\"x\",\"logprobs\":3,\"post_sampling_probs\":true}").then()
+                .statusCode(400).body("error.param", equalTo("post_sampling_probs"));
         // OpenAI's endpoints spell it otherwise, and say so.
         post("/v1/completions", "{\"prompt\":\"x\",\"n_probs\":3}").then().statusCode(400)
                 .body("error.param", equalTo("n_probs"));
