@@ -79,8 +79,10 @@ public class GenerationService {
             texts.add(text);
             promptTokens += ids.length;
             addChoices(plans, model, ids, params, "prompt");
+            // The answer shows the prompt as the model read it: its tokens detokenized, BOS and all.
+            String read = model.detokenize(ids);
             while (choiceTexts.size() < plans.size()) {
-                choiceTexts.add(text);
+                choiceTexts.add(read);
             }
         }
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
@@ -163,7 +165,7 @@ public class GenerationService {
         ReplyFormat format = reply.format(model, params, ids.length);
         if (reply == OPENAI_CHAT) {
             format = verbose(format, request.verbose(), model, params, Collections.nCopies(plans.size(),
-                    prompt.text()));
+                    model.detokenize(ids)));
         }
         return run(model, route, plans, ids.length, params, format,
                 new AnswerReading(tools, thinks, thinks && ReasoningSplit.opensIn(prompt.text())));

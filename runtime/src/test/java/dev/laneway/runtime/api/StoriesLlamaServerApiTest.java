@@ -108,11 +108,12 @@ class StoriesLlamaServerApiTest {
         String rendered = post("/apply-template", "{" + messages + "}").then().statusCode(200).extract().path("prompt");
         JsonPath chat = post("/v1/chat/completions", "{" + messages + ",\"max_tokens\":4,\"temperature\":0}").then()
                 .statusCode(200).extract().jsonPath();
-        assertEquals(rendered, chat.getString("__verbose.prompt"));
+        // The prompt's tokens detokenized: the rendered conversation after the BOS token's text, as llama-server shows.
+        assertEquals("<s> " + rendered, chat.getString("__verbose.prompt"));
         assertEquals(chat.getString("choices[0].message.content"), chat.getString("__verbose.content"));
         assertEquals(4, chat.getInt("__verbose.tokens_predicted"));
         post("/v1/completions", "{\"prompt\":\"Once upon\",\"max_tokens\":2}").then().statusCode(200)
-                .body("__verbose.prompt", equalTo("Once upon"))
+                .body("__verbose.prompt", equalTo("<s> Once upon"))
                 .body("__verbose.generation_settings.n_predict", equalTo(2));
         // A stream's chunks stay OpenAI's.
         String stream = post("/v1/chat/completions", "{" + messages + ",\"max_tokens\":2,\"stream\":true}").asString();
@@ -154,7 +155,7 @@ class StoriesLlamaServerApiTest {
                 .body("generation_settings.temperature", equalTo(0.8f))
                 .body("generation_settings.logit_bias", hasSize(0))
                 .body("model", equalTo(StoriesProfile.ALIAS))
-                .body("prompt", equalTo("Once upon a time"))
+                .body("prompt", equalTo("<s> Once upon a time"))
                 .extract().jsonPath();
         int prompt = given().contentType("application/json").body("{\"content\":\"Once upon a time\","
                 + "\"add_special\":true}").post("/tokenize").then().extract().jsonPath().getList("tokens").size();

@@ -180,19 +180,19 @@ class StoriesServerTest {
                 chunks.get(chunks.size() - 1).getString("choices[0].finish_reason"));
     }
 
-    /** llama-server's per-request {@code verbose}: the answer carries {@code __verbose}, with the rendered prompt. */
+    /** llama-server's per-request {@code verbose}: the answer carries {@code __verbose}, with the prompt's tokens detokenized. */
     @Test
     void aRequestMayAskForVerboseAnswers() {
         String messages = "\"messages\":[{\"role\":\"system\",\"content\":\"Book\"},{\"role\":\"user\","
                 + "\"content\":\"What is the best book\"}],\"max_tokens\":2";
         String rendered = post("/apply-template", "{" + messages + "}").then().statusCode(200).extract().path("prompt");
         post("/v1/chat/completions", "{" + messages + ",\"verbose\":true}").then().statusCode(200)
-                .body("__verbose.prompt", equalTo(rendered));
+                .body("__verbose.prompt", equalTo("<s> " + rendered));
         JsonPath quiet = post("/v1/chat/completions", "{" + messages + ",\"verbose\":false}").then().statusCode(200)
                 .extract().jsonPath();
         assertFalse(quiet.getMap("").containsKey("__verbose"));
         post("/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":1,\"verbose\":true}").then().statusCode(200)
-                .body("__verbose.prompt", equalTo("Once"));
+                .body("__verbose.prompt", equalTo("<s> Once"));
         post("/v1/chat/completions", "{" + messages + ",\"verbose\":\"yes\"}").then().statusCode(400)
                 .body("error.param", equalTo("verbose"));
     }
