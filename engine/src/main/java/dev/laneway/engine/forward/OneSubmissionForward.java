@@ -52,6 +52,11 @@ public final class OneSubmissionForward implements LaneForward {
     }
 
     @Override
+    public java.util.Optional<FinalNorm> finalNorm() {
+        return inner.finalNorm();
+    }
+
+    @Override
     public float[] buffer(ForwardState state, String name) {
         return inner.buffer(state, name);
     }
