@@ -144,6 +144,11 @@ public interface ServedModel extends AutoCloseable {
         throw new UnsupportedOperationException("this model cannot give embeddings");
     }
 
+    /** The tokens that end a generation (end of text, end of turn), which {@code ignore_eos} generates past. */
+    default int[] endOfGeneration() {
+        return new int[0];
+    }
+
     /**
      * Writes what stream {@code slot}'s KV cache holds (its tokens, their keys and values) to {@code file}, once no
      * generation runs in it (llama-server's slot save). The future fails with {@link InvalidRequestException} when

@@ -250,6 +250,11 @@ public final class LanePool implements AutoCloseable {
         return stopped;
     }
 
+    /** The tokens that end a generation. */
+    public int[] endOfGeneration() {
+        return kind.endOfText().clone();
+    }
+
     public FaultLog faults() {
         return faults;
     }

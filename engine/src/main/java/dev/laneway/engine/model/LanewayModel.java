@@ -159,6 +159,11 @@ public final class LanewayModel implements ServedModel {
     }
 
     @Override
+    public int[] endOfGeneration() {
+        return lanes.endOfGeneration();
+    }
+
+    @Override
     public StepCounts steps() {
         return lanes.steps();
     }

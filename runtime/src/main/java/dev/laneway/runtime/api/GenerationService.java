@@ -88,7 +88,7 @@ public class GenerationService {
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
         ReplyFormat format = llama
                 ? new NativeCompletionFormat(model.id(), model.info().contextLength(), params, choiceTexts,
-                request.returnTokens(), request.responseFields())
+                request.returnTokens(), request.responseFields(), model.endOfGeneration())
                 : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs()),
                 request.verbose(), model, params, choiceTexts);
         return run(model, route, plans, promptTokens, params, format, AnswerReading.PLAIN);
@@ -178,7 +178,7 @@ public class GenerationService {
             return format;
         }
         return new VerboseFormat(format, new NativeCompletionFormat(model.id(), model.info().contextLength(), params,
-                prompts, false, List.of()));
+                prompts, false, List.of(), model.endOfGeneration()));
     }
 
     /**

@@ -27,15 +27,18 @@ final class NativeCompletionFormat implements ReplyFormat {
     private final List<String> prompts;
     private final boolean returnTokens;
     private final List<String> responseFields;
+    private final int[] endOfGeneration;
 
     /**
      * @param context      each generation's context length: an answer that fills it was {@code truncated}
      * @param prompts      each choice's prompt text, by choice index
      * @param returnTokens whether a whole answer lists its token ids (a streamed one always does, chunk by chunk)
      * @param responseFields the paths of the fields a whole answer keeps ({@code response_fields}); empty: all
+     * @param endOfGeneration the model's end tokens, listed as biases of negative infinity under {@code ignore_eos}
      */
     NativeCompletionFormat(String model, int context, GenerationParams params, List<String> prompts,
-                           boolean returnTokens, List<String> responseFields) {
+                           boolean returnTokens, List<String> responseFields, int[] endOfGeneration) {
+        this.endOfGeneration = endOfGeneration.clone();
         this.model = model;
         this.context = context;
         this.params = params;
@@ -87,7 +90,7 @@ final class NativeCompletionFormat implements ReplyFormat {
     private Result result(ChoiceOutcome o, String content, int[] tokens, List<Probability> probabilities) {
         int evaluated = o.result().promptTokens();
         return new Result(o.index(), content, tokens, true, model, o.result().generatedTokens(), evaluated,
-                GenerationSettings.of(params), prompts.get(o.index()), o.text().contains("\n"),
+                GenerationSettings.of(params, endOfGeneration), prompts.get(o.index()), o.text().contains("\n"),
                 o.ending().type().equals("limit") && evaluated + o.result().generatedTokens() >= context,
                 o.ending().type(), o.ending().word(), evaluated + o.result().generatedTokens(),
                 Timings.of(List.of(o)), probabilities);
@@ -162,18 +165,25 @@ final class NativeCompletionFormat implements ReplyFormat {
                               double repeatPenalty, double presencePenalty, double frequencyPenalty, int mirostat,
                               double adaptiveTarget, double adaptiveDecay, List<String> stop, int nProbs,
                               boolean ignoreEos, boolean stream, List<Bias> logitBias, List<String> samplers) {
-        static GenerationSettings of(GenerationParams p) {
+        static GenerationSettings of(GenerationParams p, int[] endOfGeneration) {
+            java.util.TreeMap<Integer, Float> biases = new java.util.TreeMap<>(p.logitBias());
+            if (p.ignoreEos()) {
+                // As llama-server lists it: ignore_eos is a bias of negative infinity on each end token.
+                for (int end : endOfGeneration) {
+                    biases.put(end, Float.NEGATIVE_INFINITY);
+                }
+            }
             return new GenerationSettings(p.maxTokens().orElse(-1), p.seed().orElse(0xffffffffL), p.temperature(),
                     0, 1, p.topK(), p.topP(), p.minP(), -1, 0, 0.1, 1, GenerationParams.REPEAT_WINDOW,
                     p.repetitionPenalty(), p.presencePenalty(), p.frequencyPenalty(), 0, -1, 0.9, p.stops(),
                     Math.max(0, p.topLogprobs()), p.ignoreEos(), p.stream(),
-                    p.logitBias().entrySet().stream().sorted(Map.Entry.comparingByKey())
-                            .map(e -> new Bias(e.getValue(), e.getKey())).toList(),
+                    biases.entrySet().stream().map(e -> new Bias(Float.isInfinite(e.getValue()) && e.getValue() < 0
+                            ? null : e.getValue(), e.getKey())).toList(),
                     List.of("penalties", "top_k", "top_p", "min_p", "temperature"));
         }
     }
 
-    /** A logit bias, by token id (the request's text keys already tokenized). */
-    record Bias(float bias, int token) {
+    /** A logit bias, by token id (the request's text keys already tokenized); null: negative infinity. */
+    record Bias(Float bias, int token) {
     }
 }

@@ -138,6 +138,11 @@ class StoriesLlamaServerApiTest {
                 .statusCode(200)
                 .body("generation_settings.logit_bias.token", equalTo(List.of(5, 7)))
                 .body("generation_settings.logit_bias.bias", equalTo(List.of(-100f, -2.5f)));
+        // ignore_eos: the end-of-text token (2 in this vocabulary) at negative infinity, written as null.
+        JsonPath ignoring = post("/completion", "{\"prompt\":\"Once\",\"n_predict\":1,\"ignore_eos\":true,"
+                + "\"logit_bias\":[[7,-2.5]]}").then().statusCode(200).extract().jsonPath();
+        assertEquals(List.of(2, 7), ignoring.getList("generation_settings.logit_bias.token"));
+        assertEquals(java.util.Arrays.asList(null, -2.5f), ignoring.getList("generation_settings.logit_bias.bias"));
     }
 
     @Test
