@@ -21,7 +21,8 @@ public interface TokenSink {
     /**
      * How far the prompt has been computed: {@code processed} of its {@code total} tokens are in the KV cache, the
      * first {@code cached} of them served from what the cache already held, after {@code nanos} of work on it. Told
-     * once before the first chunk is computed (then {@code processed == cached}) and after each chunk.
+     * after each chunk is computed, the first time preceded by where the prompt stood before it ({@code processed ==
+     * cached}, no time).
      */
     default void promptProgress(int total, int cached, int processed, long nanos) {
     }

@@ -228,9 +228,6 @@ public final class Sequence {
      */
     public int feed(Batch batch, int maxRows) {
         if (prefilling()) {
-            if (fedPrompt == reused) {
-                sink.promptProgress(prompt.length, reused, fedPrompt, 0);
-            }
             int n = Math.min(maxRows, promptLeft());
             batch.add(slot, fedPrompt, prompt, fedPrompt, n, fedPrompt + n == prompt.length);
             return n;
@@ -247,6 +244,9 @@ public final class Sequence {
      */
     public boolean fed(int rows, float[] logits, int offset) {
         if (prefilling()) {
+            if (fedPrompt == reused) {
+                sink.promptProgress(prompt.length, reused, fedPrompt, 0);
+            }
             cached.append(prompt, fedPrompt, rows);
             fedPrompt += rows;
             pos += rows;
@@ -284,7 +284,7 @@ public final class Sequence {
         }
         float logprob = logprobs != null ? (float) (raw[token] - lse) : Float.NaN;
         if (logprobs != null && request.postSampling()) {
-            logprob = sampler.drawnLogprob(token, token);
+            logprob = sampler.drawnLogprob(token);
             top = request.topLogprobs() > 0 ? sampler.drawnTop(request.topLogprobs(), token) : List.of();
         }
         if (!request.ignoreEos() && isEndOfText(token)) {

@@ -11,10 +11,11 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.LinkedHashMap;
+import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
@@ -48,8 +49,7 @@ final class EngineLoop implements AutoCloseable {
     private volatile int queued;
     /** The sequences of the step being planned or run, and the rows each feeds. */
     private final List<Running> step = new ArrayList<>();
-    private final Map<Running, RuntimeException> feedFailures = new LinkedHashMap<>();
-    private final java.util.Queue<SlotTask<?>> slotTasks = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final Queue<SlotTask<?>> slotTasks = new ConcurrentLinkedQueue<>();
     private final int[] stepRows;
     /** Whether running sequence i's prompt waits this step for another to compute the prefix they share. */
     private final boolean[] waitingForPrefix;
@@ -167,7 +167,7 @@ final class EngineLoop implements AutoCloseable {
 
     /** Runs the slot tasks whose slots are free, in order. */
     private void runSlotTasks() {
-        for (java.util.Iterator<SlotTask<?>> it = slotTasks.iterator(); it.hasNext(); ) {
+        for (Iterator<SlotTask<?>> it = slotTasks.iterator(); it.hasNext(); ) {
             SlotTask<?> task = it.next();
             if (slots.isFree(task.slot())) {
                 it.remove();
@@ -263,7 +263,7 @@ final class EngineLoop implements AutoCloseable {
      * lets those behind it go first.
      */
     private void admit() {
-        for (java.util.Iterator<Member> it = waiting.iterator(); it.hasNext() && slots.anyFree(); ) {
+        for (Iterator<Member> it = waiting.iterator(); it.hasNext() && slots.anyFree(); ) {
             Member m = it.next();
             if (m.group().failure != null || m.sink().cancelled()) {
                 it.remove();
@@ -311,18 +311,8 @@ final class EngineLoop implements AutoCloseable {
                 i -> running.get(i).sequence().promptLeft(), i -> waitingForPrefix[i], maxBatch,
                 batch.maxSegments())) {
             Running r = running.get(e.index());
-            try {
-                stepRows[step.size()] = r.sequence().feed(batch, e.rows());
-                step.add(r);
-            } catch (RuntimeException ex) {
-                // Its sink failed on the prompt's progress, before the sequence added a row.
-                feedFailures.put(r, ex);
-            }
-        }
-        feedFailures.forEach(this::fail);
-        feedFailures.clear();
-        if (step.isEmpty()) {
-            return;
+            stepRows[step.size()] = r.sequence().feed(batch, e.rows());
+            step.add(r);
         }
         float[] logits = lane.run();
         int stride = lane.logitsStride();

@@ -59,13 +59,8 @@ final class SlotFile {
                 for (int l = 0; l < kv.layers(); l++) {
                     KvCache.Layer layer = kv.layer(l);
                     int base = layer.base(slot);
-                    if (layer.f16()) {
-                        writeShorts(out, layer.keys16(), base, n);
-                        writeShorts(out, layer.values16(), base, n);
-                    } else {
-                        writeFloats(out, layer.keys(), base, n);
-                        writeFloats(out, layer.values(), base, n);
-                    }
+                    writeElements(out, layer.f16() ? layer.keys16() : layer.keys(), base, n);
+                    writeElements(out, layer.f16() ? layer.values16() : layer.values(), base, n);
                 }
                 out.force(true);
                 bytes = out.size();
@@ -139,13 +134,8 @@ final class SlotFile {
             for (int l = 0; l < layers; l++) {
                 KvCache.Layer layer = kv.layer(l);
                 int base = layer.base(slot);
-                if (layer.f16()) {
-                    readShorts(in, layer.keys16(), base, n, name);
-                    readShorts(in, layer.values16(), base, n, name);
-                } else {
-                    readFloats(in, layer.keys(), base, n, name);
-                    readFloats(in, layer.values(), base, n, name);
-                }
+                readElements(in, layer.f16() ? layer.keys16() : layer.keys(), base, n, name);
+                readElements(in, layer.f16() ? layer.values16() : layer.values(), base, n, name);
             }
             cached.append(tokens, 0, tokens.length);
             return new SlotTransfer(tokens.length, size, (System.nanoTime() - start) / 1e6);
@@ -204,38 +194,33 @@ final class SlotFile {
         }
     }
 
-    private static void writeShorts(FileChannel out, short[] a, int from, int n) throws IOException {
+    /** Writes {@code n} elements of a half-precision ({@code short[]}) or single-precision array, in chunks. */
+    private static void writeElements(FileChannel out, Object array, int from, int n) throws IOException {
+        int size = array instanceof short[] ? 2 : 4;
         for (int done = 0; done < n; ) {
             int m = Math.min(CHUNK, n - done);
-            ByteBuffer b = ByteBuffer.allocate(2 * m).order(ByteOrder.LITTLE_ENDIAN);
-            b.asShortBuffer().put(a, from + done, m);
+            ByteBuffer b = ByteBuffer.allocate(size * m).order(ByteOrder.LITTLE_ENDIAN);
+            if (array instanceof short[] shorts) {
+                b.asShortBuffer().put(shorts, from + done, m);
+            } else {
+                b.asFloatBuffer().put((float[]) array, from + done, m);
+            }
             write(out, b);
             done += m;
         }
     }
 
-    private static void writeFloats(FileChannel out, float[] a, int from, int n) throws IOException {
+    /** Reads {@code n} elements into a half-precision ({@code short[]}) or single-precision array, in chunks. */
+    private static void readElements(FileChannel in, Object array, int from, int n, String name) throws IOException {
+        int size = array instanceof short[] ? 2 : 4;
         for (int done = 0; done < n; ) {
             int m = Math.min(CHUNK, n - done);
-            ByteBuffer b = ByteBuffer.allocate(4 * m).order(ByteOrder.LITTLE_ENDIAN);
-            b.asFloatBuffer().put(a, from + done, m);
-            write(out, b);
-            done += m;
-        }
-    }
-
-    private static void readShorts(FileChannel in, short[] a, int from, int n, String name) throws IOException {
-        for (int done = 0; done < n; ) {
-            int m = Math.min(CHUNK, n - done);
-            read(in, 2 * m, name).asShortBuffer().get(a, from + done, m);
-            done += m;
-        }
-    }
-
-    private static void readFloats(FileChannel in, float[] a, int from, int n, String name) throws IOException {
-        for (int done = 0; done < n; ) {
-            int m = Math.min(CHUNK, n - done);
-            read(in, 4 * m, name).asFloatBuffer().get(a, from + done, m);
+            ByteBuffer b = read(in, size * m, name);
+            if (array instanceof short[] shorts) {
+                b.asShortBuffer().get(shorts, from + done, m);
+            } else {
+                b.asFloatBuffer().get((float[]) array, from + done, m);
+            }
             done += m;
         }
     }

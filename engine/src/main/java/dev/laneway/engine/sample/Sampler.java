@@ -230,15 +230,15 @@ public final class Sampler {
     }
 
     /**
-     * The log-probability of {@code token} in the distribution the last token was drawn from (after the filters and
-     * the temperature); a greedy choice had probability 1. Negative infinity for a token the filters removed.
+     * The log-probability of the token just chosen in the distribution it was drawn from (after the filters and the
+     * temperature); a greedy choice had probability 1.
      */
-    public float drawnLogprob(int token, int chosen) {
+    public float drawnLogprob(int chosen) {
         if (drawn == 0) {
-            return token == chosen ? 0f : Float.NEGATIVE_INFINITY;
+            return 0f;
         }
         for (int i = 0; i < drawn; i++) {
-            if (candidates[i] == token) {
+            if (candidates[i] == chosen) {
                 return (float) Math.log(weights[i] / drawnTotal);
             }
         }

@@ -49,10 +49,7 @@ final class StreamReply implements ReplySink {
         if (returnProgress) {
             ObjectNode fields = mapper.createObjectNode();
             fields.set("prompt_progress", mapper.valueToTree(clocks.get(index).progress()));
-            if (timingsPerToken) {
-                fields.set("timings", mapper.valueToTree(clocks.get(index).timings()));
-            }
-            send(withFields(format.progress(index), fields));
+            send(timed(index, withFields(format.progress(index), fields)));
         }
     }
 
@@ -78,9 +75,6 @@ final class StreamReply implements ReplySink {
 
     /** The chunk with {@code fields} added: to its last event's data when it is several events. */
     private Object withFields(Object chunk, ObjectNode fields) {
-        if (fields.isEmpty()) {
-            return chunk;
-        }
         if (chunk instanceof SseEvents events) {
             List<SseEvents.Event> list = new ArrayList<>(events.events());
             if (list.isEmpty()) {
