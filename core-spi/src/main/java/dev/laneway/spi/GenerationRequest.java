@@ -20,19 +20,24 @@ import java.util.Optional;
  * @param postSampling whether the reported log-probabilities are those of the distribution the token was drawn from
  *                     (after the sampler's filters and temperature; llama-server's {@code post_sampling_probs}) rather
  *                     than the model's
+ * @param cacheSalt    what keeps caches apart (vLLM's {@code cache_salt}): the prompt reuses only what a prompt under
+ *                     the same salt left in a cache; {@link #NO_SALT} for none
  */
 public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
                                 Optional<OutputGrammar> grammar, boolean cachePrompt, int slot,
-                                boolean postSampling) {
+                                boolean postSampling, String cacheSalt) {
     /** Report no log-probabilities. */
     public static final int NO_LOGPROBS = -1;
     /** Any stream the model chooses. */
     public static final int ANY_SLOT = -1;
+    /** The salt of requests that name none. */
+    public static final String NO_SALT = "";
 
     public GenerationRequest {
         Objects.requireNonNull(prompt, "prompt");
         Objects.requireNonNull(sampling, "sampling");
         Objects.requireNonNull(grammar, "grammar");
+        Objects.requireNonNull(cacheSalt, "cacheSalt");
         if (prompt.length == 0) {
             throw new IllegalArgumentException("prompt must hold at least one token");
         }
@@ -42,10 +47,10 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
         prompt = prompt.clone();
     }
 
-    /** In any stream, the model's log-probabilities. */
+    /** In any stream, the model's log-probabilities, with no cache salt. */
     public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
                              Optional<OutputGrammar> grammar, boolean cachePrompt) {
-        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, ANY_SLOT, false);
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, ANY_SLOT, false, NO_SALT);
     }
 
     /** Reusing the cache. */

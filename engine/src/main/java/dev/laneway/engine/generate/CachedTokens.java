@@ -1,15 +1,20 @@
 package dev.laneway.engine.generate;
 
+import dev.laneway.spi.GenerationRequest;
+
 import java.util.Arrays;
 
 /**
  * The tokens whose keys and values a stream's KV cache holds, position by position. A new prompt that begins with
  * them reuses that part of the cache and computes only the rest (a conversation's next turn, a shared system prompt).
- * Not thread-safe: it belongs to one stream, used by one generation at a time.
+ * The contents belong to one cache salt: a prompt under another salt reuses none of them, so that clients that keep
+ * their caches apart learn nothing of each other's prompts. Not thread-safe: it belongs to one stream, used by one
+ * generation at a time.
  */
 public final class CachedTokens {
     private int[] tokens = new int[256];
     private int length;
+    private String salt = GenerationRequest.NO_SALT;
 
     /** Positions whose keys and values are in the cache. */
     public int length() {
@@ -22,10 +27,13 @@ public final class CachedTokens {
     }
 
     /**
-     * How many leading tokens of {@code prompt} the cache can serve: their common prefix, less the prompt's last
-     * token, which always runs so that its logits exist.
+     * How many leading tokens of {@code prompt}, under cache salt {@code salt}, the cache can serve: their common
+     * prefix, less the prompt's last token, which always runs so that its logits exist; none under another salt.
      */
-    public int reusableFor(int[] prompt) {
+    public int reusableFor(String salt, int[] prompt) {
+        if (!this.salt.equals(salt)) {
+            return 0;
+        }
         int n = Math.min(length, prompt.length - 1);
         int i = 0;
         while (i < n && tokens[i] == prompt[i]) {
@@ -34,9 +42,13 @@ public final class CachedTokens {
         return i;
     }
 
-    /** Forgets positions from {@code n} on (they are about to be overwritten). */
-    public void truncate(int n) {
+    /**
+     * Keeps the first {@code n} positions, forgetting those after (they are about to be overwritten), for a prompt
+     * under {@code salt}: what follows belongs to that salt.
+     */
+    public void keep(int n, String salt) {
         length = Math.min(length, Math.max(0, n));
+        this.salt = salt;
     }
 
     /** Records that {@code src[offset .. offset + n)} now fill the positions after the current ones. */
@@ -51,5 +63,6 @@ public final class CachedTokens {
     /** Forgets everything: the cache's contents can no longer be trusted (a device fault mid-step). */
     public void clear() {
         length = 0;
+        salt = GenerationRequest.NO_SALT;
     }
 }

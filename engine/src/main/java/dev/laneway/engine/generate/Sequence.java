@@ -82,8 +82,8 @@ public final class Sequence {
         this.row = new float[vocab];
         this.raw = request.wantsLogprobs() ? new float[vocab] : null;
         this.budget = Math.min(request.maxTokens(), dims.contextLength() - prompt.length);
-        this.reused = cached.reusableFor(prompt);
-        cached.truncate(reused);
+        this.reused = cached.reusableFor(request.cacheSalt(), prompt);
+        cached.keep(reused, request.cacheSalt());
         this.fedPrompt = reused;
         this.pos = reused;
     }
@@ -192,11 +192,17 @@ public final class Sequence {
 
     /** How many leading tokens of this prompt {@code other} (another slot's contents) could serve. */
     public int reusableFrom(CachedTokens other) {
-        return other.reusableFor(prompt);
+        return other.reusableFor(request.cacheSalt(), prompt);
     }
 
-    /** The leading tokens this prompt shares with another sequence's, less this prompt's last (it always runs). */
+    /**
+     * The leading tokens this prompt shares with another sequence's, less this prompt's last (it always runs); none
+     * under another cache salt.
+     */
     public int commonPrompt(Sequence other) {
+        if (!request.cacheSalt().equals(other.request.cacheSalt())) {
+            return 0;
+        }
         int n = Math.min(prompt.length - 1, other.prompt.length);
         int i = 0;
         while (i < n && prompt[i] == other.prompt[i]) {

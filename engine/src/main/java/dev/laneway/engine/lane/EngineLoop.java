@@ -72,10 +72,10 @@ final class EngineLoop implements AutoCloseable {
         /**
          * Adds a member, its sequence made by {@code make} in the slot the loop gives it ({@code slot}, when not
          * {@link GenerationRequest#ANY_SLOT}, once it is free); {@code reuse} false: its prompt takes nothing from
-         * what a slot holds.
+         * what a slot holds, true: what a slot holds under its cache salt {@code salt}.
          */
-        void add(int[] prompt, boolean reuse, int slot, TokenSink sink, IntFunction<Sequence> make) {
-            members.add(new Member(this, members.size(), prompt, reuse, slot, sink, make));
+        void add(int[] prompt, String salt, boolean reuse, int slot, TokenSink sink, IntFunction<Sequence> make) {
+            members.add(new Member(this, members.size(), prompt, salt, reuse, slot, sink, make));
         }
 
         /** A sink of a member: it stops once another member of the request has failed. */
@@ -100,10 +100,10 @@ final class EngineLoop implements AutoCloseable {
     }
 
     /**
-     * One member of a request, waiting: its prompt (to choose its slot), the sink that says whether its client is
+     * One member of a request, waiting: its prompt and cache salt (to choose its slot), the sink that says whether its client is
      * still there, and how to make its sequence in a slot.
      */
-    record Member(Group group, int index, int[] prompt, boolean reuse, int slot, TokenSink sink,
+    record Member(Group group, int index, int[] prompt, String salt, boolean reuse, int slot, TokenSink sink,
                   IntFunction<Sequence> make) {
     }
 
@@ -274,7 +274,7 @@ final class EngineLoop implements AutoCloseable {
                 continue;
             }
             it.remove();
-            int slot = m.slot() != GenerationRequest.ANY_SLOT ? slots.take(m.slot()) : slots.take(m.prompt());
+            int slot = m.slot() != GenerationRequest.ANY_SLOT ? slots.take(m.slot()) : slots.take(m.salt(), m.prompt());
             if (!m.reuse()) {
                 slots.of(slot).clear();
             }

@@ -106,8 +106,8 @@ public final class LanePool implements AutoCloseable {
                 }
             }
             TokenSink sink = group.guarded(sinks.get(i));
-            group.add(request.prompt(), request.cachePrompt(), request.slot(), sink, slot -> Sequence.generating(request, sink, slot,
-                    slots.of(slot),
+            group.add(request.prompt(), request.cacheSalt(), request.cachePrompt(), request.slot(), sink,
+                    slot -> Sequence.generating(request, sink, slot, slots.of(slot),
                     kind.dims(), kind.endOfText(), kind.grammars()));
         }
         return loop.submit(group).thenApply(done -> done.stream().map(s -> s == null ? null : s.result()).toList());
@@ -147,7 +147,7 @@ public final class LanePool implements AutoCloseable {
      */
     public float[] nextTokenLogits(int[] prompt) {
         EngineLoop.Group group = new EngineLoop.Group();
-        group.add(prompt, true, GenerationRequest.ANY_SLOT, token -> true, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims()));
+        group.add(prompt, GenerationRequest.NO_SALT, true, GenerationRequest.ANY_SLOT, token -> true, slot -> Sequence.logitsOnly(prompt, slot, slots.of(slot), kind.dims()));
         return await(loop.submit(group)).get(0).logits();
     }
 
@@ -198,7 +198,7 @@ public final class LanePool implements AutoCloseable {
         EngineLoop.Group group = new EngineLoop.Group();
         for (int[] prompt : prompts) {
             TokenSink sink = group.guarded(consumer);
-            group.add(prompt, false, GenerationRequest.ANY_SLOT, sink, slot -> Sequence.embedding(prompt, sink, slot,
+            group.add(prompt, GenerationRequest.NO_SALT, false, GenerationRequest.ANY_SLOT, sink, slot -> Sequence.embedding(prompt, sink, slot,
                     slots.of(slot), kind.dims(), pooling, norm));
         }
         return loop.submit(group).thenApply(done -> done.stream().map(s -> s == null ? null : s.embedding())

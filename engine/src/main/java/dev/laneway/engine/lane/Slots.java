@@ -26,12 +26,15 @@ final class Slots {
         return !free.isEmpty();
     }
 
-    /** The free slot holding the longest prefix of {@code prompt}, else the least recently used one; one must be free. */
-    int take(int[] prompt) {
+    /**
+     * The free slot holding the longest prefix of {@code prompt} under cache salt {@code salt}, else the least
+     * recently used one; one must be free.
+     */
+    int take(String salt, int[] prompt) {
         int best = free.peekFirst();
         int longest = 0;
         for (int s : free) {
-            int n = cached[s].reusableFor(prompt);
+            int n = cached[s].reusableFor(salt, prompt);
             if (n > longest) {
                 longest = n;
                 best = s;

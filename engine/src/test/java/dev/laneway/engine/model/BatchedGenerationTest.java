@@ -8,6 +8,7 @@ import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.RouteOptions;
 import dev.laneway.spi.Sampling;
 import dev.laneway.spi.StepCounts;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -138,6 +139,53 @@ class BatchedGenerationTest {
     }
 
     /**
+     * Cache salts keep caches apart: the same prompt from four clients at once, two of them under one salt, one under
+     * another and one under none. Only the two with the same salt may share the prompt; each generates what it
+     * generates alone. Afterwards each salt finds its own prompt cached and a new salt finds nothing.
+     */
+    @Test
+    void promptsUnderDifferentCacheSaltsShareNothing() throws Exception {
+        int[] prompt = Golden.stories260kPublic().get(1).promptIds();
+        String[] salts = {"alice", "bob", "alice", GenerationRequest.NO_SALT};
+        Path container = Packed.stories260k("q8");
+        List<GeneratedToken> alone;
+        try (LanewayModel model = open(container, "fused", 1, 128)) {
+            alone = generate(model, prompt, 16);
+        }
+        try (LanewayModel model = open(container, "fused", 4, 128)) {
+            ExecutorService clients = Executors.newFixedThreadPool(salts.length);
+            try {
+                java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(salts.length);
+                List<Future<Run>> runs = new ArrayList<>();
+                for (String salt : salts) {
+                    runs.add(clients.submit(() -> {
+                        start.countDown();
+                        start.await();
+                        return run(model, prompt, 16, salt);
+                    }));
+                }
+                int alice = 0;
+                for (int c = 0; c < salts.length; c++) {
+                    Run got = runs.get(c).get();
+                    assertArrayEquals(ids(alone), ids(got.tokens()), "salt " + salts[c]);
+                    if (salts[c].equals("alice")) {
+                        alice += got.result().cachedTokens();
+                    } else {
+                        assertEquals(0, got.result().cachedTokens(), "salt '" + salts[c] + "' reused another's cache");
+                    }
+                }
+                assertTrue(alice == 0 || alice == prompt.length - 1, "alice's two requests reused " + alice);
+            } finally {
+                clients.shutdownNow();
+            }
+            for (String salt : new String[]{"bob", GenerationRequest.NO_SALT, "alice"}) {
+                assertEquals(prompt.length - 1, run(model, prompt, 4, salt).result().cachedTokens(), "salt " + salt);
+            }
+            assertEquals(0, run(model, prompt, 4, "carol").result().cachedTokens(), "a new salt");
+        }
+    }
+
+    /**
      * The four choices of one request (sampled, each with its own seed): run together they draw what each draws
      * alone; the prompt is computed once and copied to the other three, and they decode in the same steps.
      */
@@ -190,8 +238,13 @@ class BatchedGenerationTest {
     }
 
     private static Run run(LanewayModel model, int[] prompt, int n) {
+        return run(model, prompt, n, GenerationRequest.NO_SALT);
+    }
+
+    private static Run run(LanewayModel model, int[] prompt, int n, String salt) {
         List<GeneratedToken> tokens = new ArrayList<>();
-        GenerationResult r = model.generate(new GenerationRequest(prompt, n, Sampling.GREEDY, TOP, true), tokens::add);
+        GenerationResult r = model.generate(new GenerationRequest(prompt, n, Sampling.GREEDY, TOP, true,
+                java.util.Optional.empty(), true, GenerationRequest.ANY_SLOT, false, salt), tokens::add);
         return new Run(tokens, r);
     }
 

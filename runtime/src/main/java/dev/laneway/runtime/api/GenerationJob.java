@@ -72,7 +72,7 @@ final class GenerationJob implements Admission.Job {
             runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get, clock));
             requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
                     params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt(), params.slot(),
-                    params.postSampling()));
+                    params.postSampling(), params.cacheSalt()));
         }
         CompletableFuture<List<GenerationResult>> done;
         try {

@@ -35,18 +35,20 @@ import java.util.OptionalLong;
  * @param slot         llama-server's {@code id_slot}: the stream to run in, or -1 for the one the engine chooses
  * @param postSampling llama-server's {@code post_sampling_probs}: the probabilities reported are those the token was
  *                     drawn from, after the sampler's filters and temperature
+ * @param cacheSalt    vLLM's {@code cache_salt}: the prompt reuses only what prompts under the same salt left cached
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
                         double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar,
                         boolean cachePrompt, boolean timingsPerToken, boolean returnProgress, int slot,
-                        boolean postSampling) {
+                        boolean postSampling, String cacheSalt) {
 
     static final int REPEAT_WINDOW = 64;
     static final int MAX_N = 16;
     static final int MAX_STOPS = 16;
     static final int MAX_TOP_LOGPROBS = 20;
+    static final int MAX_SALT_CHARS = 1024;
 
     GenerationParams {
         stops = List.copyOf(stops);
@@ -64,7 +66,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     GenerationParams withGrammar(OutputGrammar grammar) {
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
-                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot, postSampling);
+                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt);
     }
 
     boolean wantsLogprobs() {
@@ -124,7 +126,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 r.bool("ignore_eos").orElse(false), openAiPenalty(r, "presence_penalty"),
                 openAiPenalty(r, "frequency_penalty"), logitBias(r, dialect), grammar(r),
                 r.bool("cache_prompt").orElse(true), r.bool("timings_per_token").orElse(false),
-                r.bool("return_progress").orElse(false), slot(r), r.bool("post_sampling_probs").orElse(false));
+                r.bool("return_progress").orElse(false), slot(r), r.bool("post_sampling_probs").orElse(false),
+                cacheSalt(r));
     }
 
     /**
@@ -278,7 +281,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         bias.putAll(more);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, bias, grammar,
-                cachePrompt, timingsPerToken, returnProgress, slot, postSampling);
+                cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt);
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -472,6 +475,19 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                     + slot);
         }
         return slot;
+    }
+
+    /** vLLM's {@code cache_salt}: a non-empty string of bounded length when given. */
+    private static String cacheSalt(JsonRequest r) {
+        String salt = r.string("cache_salt").orElse(GenerationRequest.NO_SALT);
+        if (r.raw("cache_salt") != null && salt.isEmpty()) {
+            throw ApiException.invalidValue("cache_salt", "cache_salt must be a non-empty string when given");
+        }
+        if (salt.length() > MAX_SALT_CHARS) {
+            throw ApiException.invalidValue("cache_salt", "cache_salt must be at most " + MAX_SALT_CHARS
+                    + " characters, was " + salt.length());
+        }
+        return salt;
     }
 
     /** The choices asked for: llama-server's {@code n_cmpl}, which wins as there, else {@code n}. */

@@ -43,7 +43,7 @@ class AdmissionTest {
     private GenerationJob heldJob(CompletableFuture<HttpReply> reply) {
         GenerationParams params = new GenerationParams(OptionalInt.of(2), 0, 0, 1, 0, 1, OptionalLong.empty(),
                 List.of(), 1, GenerationRequest.NO_LOGPROBS, false, false, false, 0, 0, java.util.Map.of(),
-                Optional.empty(), true, false, false, -1, false);
+                Optional.empty(), true, false, false, -1, false, GenerationRequest.NO_SALT);
         int[] prompt = model.tokenize("hold:", true, true);
         ReplyFormat format = new CompletionFormat(ReplyHeader.fresh("cmpl-", model), false);
         return new GenerationJob(model, Optional.empty(), List.of(new ChoicePlan(0, prompt, 2, params.sampling(0))),

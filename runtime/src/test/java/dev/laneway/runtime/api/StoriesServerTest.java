@@ -120,6 +120,31 @@ class StoriesServerTest {
         assertTrue(metric("laneway_inter_token_latency_seconds_count") >= 2, "token gaps are timed");
     }
 
+    /**
+     * A client's cache salt keeps its prompts to itself: the same chat under another salt (or none) reuses nothing
+     * and is told nothing of the other's cache, and under its own salt it reuses what it left. One stream here, so
+     * each request overwrites the last one's cache.
+     */
+    @Test
+    void aCacheSaltKeepsPromptCachesApart() {
+        String chat = "\"messages\":[{\"role\":\"user\",\"content\":\"" + GOLDEN.get(0).prompt()
+                + "\"}],\"max_tokens\":4,\"temperature\":0";
+        int first = post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"alice\"}").then().statusCode(200)
+                .extract().path("usage.prompt_tokens");
+        post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"bob\"}").then().statusCode(200)
+                .body("usage.prompt_tokens_details.cached_tokens", equalTo(0));
+        post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"bob\"}").then().statusCode(200)
+                .body("usage.prompt_tokens_details.cached_tokens", equalTo(first - 1));
+        post("/v1/chat/completions", "{" + chat + "}").then().statusCode(200)
+                .body("usage.prompt_tokens_details.cached_tokens", equalTo(0));
+        post("/completion", "{\"prompt\":\"" + GOLDEN.get(0).prompt() + "\",\"n_predict\":2,"
+                + "\"cache_salt\":\"carol\"}").then().statusCode(200).body("timings.cache_n", equalTo(0));
+        post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"\"}").then().statusCode(400)
+                .body("error.param", equalTo("cache_salt"));
+        post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":7}").then().statusCode(400)
+                .body("error.param", equalTo("cache_salt"));
+    }
+
     @Test
     void aPromptOfTokenIdsGivesTheSameText() {
         Golden.Record golden = GOLDEN.get(2);
