@@ -163,6 +163,7 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
         if (!node.isArray()) {
             throw ApiException.invalidType("tools", "tools must be a list of tools");
         }
+        RequestBounds.atMost("tools", node.size(), RequestBounds.TOOLS, "tools");
         List<Object> tools = new ArrayList<>();
         for (int i = 0; i < node.size(); i++) {
             String param = "tools[" + i + "]";
@@ -196,6 +197,7 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
         if (node.isEmpty()) {
             throw ApiException.invalidValue("messages", "messages must hold at least one message");
         }
+        RequestBounds.atMost("messages", node.size(), RequestBounds.MESSAGES, "messages");
         List<ChatMessage> messages = new ArrayList<>();
         for (int i = 0; i < node.size(); i++) {
             messages.add(message(node.get(i), "messages[" + i + "]"));

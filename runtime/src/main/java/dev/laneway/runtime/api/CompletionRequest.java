@@ -50,10 +50,6 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
         }
     }
 
-    /** The most prompts one request may carry, and the most choices all of them together. */
-    static final int MAX_PROMPTS = 32;
-    static final int MAX_CHOICES = 64;
-
     /** {@code /v1/completions}. */
     static CompletionRequest read(JsonRequest r, RequestDefaults defaults) {
         return read(r, GenerationParams.Dialect.COMPLETIONS, prompts(r.raw("prompt")), defaults);
@@ -72,8 +68,8 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
     private static CompletionRequest read(JsonRequest r, GenerationParams.Dialect dialect, List<Prompt> prompts,
                                           RequestDefaults defaults) {
         GenerationParams params = GenerationParams.read(r, dialect, defaults);
-        if (prompts.size() * params.n() > MAX_CHOICES) {
-            throw ApiException.invalidValue("n", "a request makes at most " + MAX_CHOICES + " choices: its "
+        if (prompts.size() * params.n() > RequestBounds.CHOICES) {
+            throw ApiException.invalidValue("n", "a request makes at most " + RequestBounds.CHOICES + " choices: its "
                     + prompts.size() + " prompts with n " + params.n() + " make " + prompts.size() * params.n());
         }
         boolean llama = dialect == GenerationParams.Dialect.NATIVE;
@@ -121,10 +117,7 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
         if (sequence) {
             return List.of(nativePrompt(node, "prompt"));
         }
-        if (node.size() > MAX_PROMPTS) {
-            throw ApiException.invalidValue("prompt", "prompt holds at most " + MAX_PROMPTS + " prompts, was "
-                    + node.size());
-        }
+        RequestBounds.atMost("prompt", node.size(), RequestBounds.PROMPTS, "prompts");
         List<Prompt> prompts = new ArrayList<>();
         for (int i = 0; i < node.size(); i++) {
             prompts.add(nativePrompt(node.get(i), "prompt[" + i + "]"));
@@ -187,10 +180,7 @@ record CompletionRequest(Optional<String> model, List<Prompt> prompts, Generatio
             prompts.add(new TokenPrompt(tokenIds(node, "prompt", shape)));
             return prompts;
         }
-        if (node.size() > MAX_PROMPTS) {
-            throw ApiException.invalidValue("prompt", "prompt holds at most " + MAX_PROMPTS + " prompts, was "
-                    + node.size());
-        }
+        RequestBounds.atMost("prompt", node.size(), RequestBounds.PROMPTS, "prompts");
         for (JsonNode item : node) {
             if (item.isTextual()) {
                 prompts.add(new TextPrompt(item.textValue()));

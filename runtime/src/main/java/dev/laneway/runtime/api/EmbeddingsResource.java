@@ -37,8 +37,6 @@ import java.util.concurrent.TimeoutException;
 @Path("/")
 public class EmbeddingsResource {
     private static final Logger LOG = Logger.getLogger(EmbeddingsResource.class);
-    /** The most inputs one request may carry (OpenAI's limit is 2048). */
-    static final int MAX_INPUTS = 256;
     /** How long a request waits for its embeddings before it is given up. */
     private static final long WAIT_MINUTES = 10;
     private static final Set<String> FIELDS = Set.of("model", "input", "content", "encoding_format", "embd_normalize",
@@ -129,10 +127,7 @@ public class EmbeddingsResource {
         } else if (input.isArray() && !input.isEmpty() && input.get(0).isIntegralNumber()) {
             prompts.add(ids(input, model));
         } else if (input.isArray() && !input.isEmpty()) {
-            if (input.size() > MAX_INPUTS) {
-                throw ApiException.invalidValue("input", "input holds " + input.size() + " inputs; at most "
-                        + MAX_INPUTS + " per request");
-            }
+            RequestBounds.atMost("input", input.size(), RequestBounds.EMBEDDING_INPUTS, "inputs");
             for (JsonNode item : input) {
                 if (item.isTextual()) {
                     prompts.add(text(model, item, prompts.size()));

@@ -45,10 +45,6 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                         boolean postSampling, String cacheSalt) {
 
     static final int REPEAT_WINDOW = 64;
-    static final int MAX_N = 16;
-    static final int MAX_STOPS = 16;
-    static final int MAX_TOP_LOGPROBS = 20;
-    static final int MAX_SALT_CHARS = 1024;
 
     GenerationParams {
         stops = List.copyOf(stops);
@@ -112,9 +108,9 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
             throw ApiException.invalidValue("repetition_penalty", "repetition_penalty must be above 0, was " + penalty);
         }
         int n = choices(r);
-        if (n < 1 || n > MAX_N) {
+        if (n < 1 || n > RequestBounds.N) {
             String field = r.raw("n_cmpl") != null ? "n_cmpl" : "n";
-            throw ApiException.invalidValue(field, field + " must be between 1 and " + MAX_N + ", was " + n);
+            throw ApiException.invalidValue(field, field + " must be between 1 and " + RequestBounds.N + ", was " + n);
         }
         boolean stream = r.bool("stream").orElse(false);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, penalty, seed(r, defaults), stops(r), n,
@@ -150,7 +146,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                     JsonNode schema = format.get("schema");
                     grammar = Optional.of(schema == null || schema.isNull()
                             ? OutputGrammar.jsonObject("response_format")
-                            : OutputGrammar.jsonSchema(schema.toString(), "response_format.schema"));
+                            : OutputGrammar.jsonSchema(bounded(schema.toString(), "response_format.schema"),
+                                    "response_format.schema"));
                     given.add("response_format");
                 }
                 case "json_schema" -> {
@@ -162,7 +159,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                     JsonNode schema = wrapper.get("schema");
                     grammar = Optional.of(schema == null || schema.isNull()
                             ? OutputGrammar.jsonObject("response_format")
-                            : OutputGrammar.jsonSchema(schema.toString(), "response_format.json_schema.schema"));
+                            : OutputGrammar.jsonSchema(bounded(schema.toString(),
+                                    "response_format.json_schema.schema"), "response_format.json_schema.schema"));
                     given.add("response_format");
                 }
                 default -> throw ApiException.invalidValue("response_format.type", "response_format.type must be"
@@ -171,7 +169,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         }
         JsonNode schema = r.raw("json_schema");
         if (schema != null && !schema.isNull()) {
-            grammar = Optional.of(OutputGrammar.jsonSchema(schema.toString(), "json_schema"));
+            grammar = Optional.of(OutputGrammar.jsonSchema(bounded(schema.toString(), "json_schema"), "json_schema"));
             given.add("json_schema");
         }
         JsonNode gbnf = r.raw("grammar");
@@ -180,7 +178,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 throw ApiException.invalidType("grammar", "grammar must be a string of GBNF");
             }
             if (!gbnf.textValue().isBlank()) {
-                grammar = Optional.of(OutputGrammar.gbnf(gbnf.textValue(), "grammar"));
+                grammar = Optional.of(OutputGrammar.gbnf(bounded(gbnf.textValue(), "grammar"), "grammar"));
                 given.add("grammar");
             }
         }
@@ -189,6 +187,15 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                     + String.join(" and ", given));
         }
         return grammar;
+    }
+
+    /** A grammar or schema's text, refused naming {@code param} when longer than the bound. */
+    private static String bounded(String text, String param) {
+        if (text.length() > RequestBounds.GRAMMAR_CHARS) {
+            throw ApiException.invalidValue(param, param + " holds " + text.length() + " characters; at most "
+                    + RequestBounds.GRAMMAR_CHARS + " are allowed");
+        }
+        return text;
     }
 
     /** OpenAI's presence and frequency penalties: -2 to 2, 0 (off) when absent. */
@@ -236,6 +243,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         if (node == null || node.isNull()) {
             return entries;
         }
+        RequestBounds.atMost("logit_bias", node.size(), RequestBounds.LOGIT_BIASES, "entries");
         if (node.isArray() && dialect == Dialect.NATIVE) {
             for (JsonNode pair : node) {
                 if (!pair.isArray() || pair.size() != 2 || !(pair.get(0).isTextual() || pair.get(0).isIntegralNumber())) {
@@ -334,9 +342,12 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         } else {
             throw ApiException.invalidType("stop", "stop must be a string or a list of strings");
         }
-        if (stops.size() > MAX_STOPS) {
-            throw ApiException.invalidValue("stop", "stop holds at most " + MAX_STOPS + " strings, was "
-                    + stops.size());
+        RequestBounds.atMost("stop", stops.size(), RequestBounds.STOPS, "strings");
+        for (String stop : stops) {
+            if (stop.length() > RequestBounds.STOP_CHARS) {
+                throw ApiException.invalidValue("stop", "a stop string holds " + stop.length()
+                        + " characters; at most " + RequestBounds.STOP_CHARS + " are allowed");
+            }
         }
         stops.removeIf(String::isEmpty);
         return stops;
@@ -368,8 +379,9 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     }
 
     private static int checkTopLogprobs(String param, int k) {
-        if (k < 0 || k > MAX_TOP_LOGPROBS) {
-            throw ApiException.invalidValue(param, param + " must be between 0 and " + MAX_TOP_LOGPROBS + ", was " + k);
+        if (k < 0 || k > RequestBounds.TOP_LOGPROBS) {
+            throw ApiException.invalidValue(param, param + " must be between 0 and " + RequestBounds.TOP_LOGPROBS
+                    + ", was " + k);
         }
         return k;
     }
@@ -483,8 +495,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         if (r.raw("cache_salt") != null && salt.isEmpty()) {
             throw ApiException.invalidValue("cache_salt", "cache_salt must be a non-empty string when given");
         }
-        if (salt.length() > MAX_SALT_CHARS) {
-            throw ApiException.invalidValue("cache_salt", "cache_salt must be at most " + MAX_SALT_CHARS
+        if (salt.length() > RequestBounds.SALT_CHARS) {
+            throw ApiException.invalidValue("cache_salt", "cache_salt must be at most " + RequestBounds.SALT_CHARS
                     + " characters, was " + salt.length());
         }
         return salt;

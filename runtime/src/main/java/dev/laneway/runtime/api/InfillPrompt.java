@@ -17,8 +17,6 @@ import java.util.OptionalInt;
  * spell them; a model without prefix, suffix and middle tokens cannot fill in.
  */
 final class InfillPrompt {
-    /** The most extra chunks one request may carry. */
-    static final int MAX_EXTRA = 64;
 
     private static final List<String> PRE = List.of("<|fim_prefix|>", "<fim_prefix>", "<fim-prefix>", "<PRE>",
             "▁<PRE>", "<｜fim▁begin｜>", "<|fim▁begin|>");
@@ -107,10 +105,7 @@ final class InfillPrompt {
         if (!node.isArray()) {
             throw ApiException.invalidType("input_extra", "input_extra must be a list of {\"filename\", \"text\"}");
         }
-        if (node.size() > MAX_EXTRA) {
-            throw ApiException.invalidValue("input_extra", "input_extra holds " + node.size() + " chunks; at most "
-                    + MAX_EXTRA);
-        }
+        RequestBounds.atMost("input_extra", node.size(), RequestBounds.INFILL_EXTRA, "chunks");
         for (JsonNode chunk : node) {
             JsonNode text = chunk.get("text");
             JsonNode filename = chunk.get("filename");

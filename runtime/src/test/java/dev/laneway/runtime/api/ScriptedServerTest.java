@@ -72,6 +72,62 @@ class ScriptedServerTest {
         }
     }
 
+    /**
+     * Every count and size a client chooses is bounded: one over its bound is a 400 naming the field, a body over
+     * the server's limit a 413 and a header over it a 431, and the server goes on answering.
+     */
+    @Test
+    void requestsOverTheirBoundsAreRefusedNamingWhatIsOver() throws Exception {
+        String message = "{\"role\":\"user\",\"content\":\"say:Hi\"}";
+        String tool = "{\"type\":\"function\",\"function\":{\"name\":\"f\"}}";
+        java.util.Map<String, String> over = new java.util.LinkedHashMap<>();
+        over.put("messages", "{\"messages\":[" + repeat(message, RequestBounds.MESSAGES + 1) + "]}");
+        over.put("tools", "{\"messages\":[" + message + "],\"tools\":[" + repeat(tool, RequestBounds.TOOLS + 1)
+                + "]}");
+        over.put("stop", "{\"messages\":[" + message + "],\"stop\":[" + repeat("\"x\"", RequestBounds.STOPS + 1)
+                + "]}");
+        over.put("stop ", "{\"messages\":[" + message + "],\"stop\":\"" + "x".repeat(RequestBounds.STOP_CHARS + 1)
+                + "\"}");
+        StringBuilder bias = new StringBuilder();
+        for (int i = 0; i <= RequestBounds.LOGIT_BIASES; i++) {
+            bias.append(i == 0 ? "" : ",").append("\"").append(i).append("\":1");
+        }
+        over.put("logit_bias", "{\"messages\":[" + message + "],\"logit_bias\":{" + bias + "}}");
+        over.put("json_schema", "{\"messages\":[" + message + "],\"json_schema\":{\"description\":\""
+                + "x".repeat(RequestBounds.GRAMMAR_CHARS) + "\"}}");
+        over.put("grammar", "{\"messages\":[" + message + "],\"grammar\":\"root ::= \\\"" + "x".repeat(
+                RequestBounds.GRAMMAR_CHARS) + "\\\"\"}");
+        over.put("n", "{\"messages\":[" + message + "],\"n\":" + (RequestBounds.N + 1) + "}");
+        over.put("cache_salt", "{\"messages\":[" + message + "],\"cache_salt\":\""
+                + "s".repeat(RequestBounds.SALT_CHARS + 1) + "\"}");
+        for (var e : over.entrySet()) {
+            String field = e.getKey().strip();
+            post("/v1/chat/completions", e.getValue()).then().statusCode(400)
+                    .body("error.param", equalTo(field))
+                    .body("error.message", org.hamcrest.Matchers.containsString(field));
+        }
+        post("/v1/completions", "{\"prompt\":[" + repeat("\"say:a\"", RequestBounds.PROMPTS + 1) + "]}").then()
+                .statusCode(400).body("error.param", equalTo("prompt"));
+
+        try (Socket socket = new Socket(server.getHost(), server.getPort())) {
+            socket.setSoTimeout(10_000);
+            // the server answers from the declared length, without reading the body
+            socket.getOutputStream().write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type:"
+                    + " application/json\r\nContent-Length: " + 11 * 1024 * 1024 + "\r\n\r\n{\"prompt\":\"")
+                    .getBytes(StandardCharsets.US_ASCII));
+            String answer = new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+            assertEquals("HTTP/1.1 413", answer, "a body over the limit");
+        }
+        assertEquals(431, given().header("X-Filler", "y".repeat(32 * 1024)).get("/v1/models").statusCode(),
+                "a header over the limit");
+        post("/v1/completions", "{\"prompt\":\"say:Hello\"}").then().statusCode(200)
+                .body("choices[0].text", equalTo("Hello"));
+    }
+
+    private static String repeat(String item, int times) {
+        return String.join(",", java.util.Collections.nCopies(times, item));
+    }
+
     /** One request over a fresh connection, with the given Host header; the whole answer. */
     private String raw(String requestLine, String host, String body) throws Exception {
         try (Socket socket = new Socket(server.getHost(), server.getPort())) {
