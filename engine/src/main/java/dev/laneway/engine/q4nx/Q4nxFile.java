@@ -76,7 +76,10 @@ public final class Q4nxFile {
                 && Matrix.Layout.ofTileBytes(t.dim(t.rank() - 1)).filter(Matrix.Layout::tiled).isPresent());
     }
 
-    /** The Q8 code order: named by the file, or column-major in a file Laneway wrote (it records tile shapes). */
+    /**
+     * The Q8 code order: named by the file, or column-major in a file Laneway wrote (it records tile shapes); else
+     * each Q8 tensor's codes are asked ({@link Q8CodeOrder#fromCodes}).
+     */
     private static Optional<Q8CodeOrder> q8Order(Path path, Map<String, String> metadata, boolean lanewayWrote)
             throws FormatException {
         String named = metadata.get(Q8CodeOrder.KEY);
@@ -199,12 +202,15 @@ public final class Q4nxFile {
         }
         ByteBuffer data = t.data();
         if (layout == Matrix.Layout.TILES_Q8) {
-            Q8CodeOrder order = q8Order.orElseThrow(() -> new FormatException(path(), 8, "tile tensor " + name
-                    + " holds Q8 tiles, whose codes come in two orders of the same size (column-major, code (r, c)"
-                    + " at 512 + 32c + r, as the 1bit engine reads them; row-halves, at 512 + 4096(r/16) + 16c +"
-                    + " r%16, as FastFlowLM writes them), and the file does not say which: add \""
-                    + Q8CodeOrder.KEY + "\": \"" + Q8CodeOrder.COLUMN_MAJOR.value() + "\" or \""
-                    + Q8CodeOrder.ROW_HALVES.value() + "\" to its __metadata__, or pack the model with laneway pack"));
+            ByteBuffer codes = data;
+            Q8CodeOrder order = q8Order.or(() -> Q8CodeOrder.fromCodes(codes)).orElseThrow(() -> new FormatException(
+                    path(), 8, "tile tensor " + name + " holds Q8 tiles, whose codes come in two orders of the same"
+                    + " size (column-major, code (r, c) at 512 + 32c + r, as the 1bit engine reads them; row-halves,"
+                    + " at 512 + 4096(r/16) + 16c + r%16, as FastFlowLM writes them); the file does not say which,"
+                    + " and its codes do not tell (in neither order, or in both, does every group of 32 hold the"
+                    + " ±127 of absmax scales): add \"" + Q8CodeOrder.KEY + "\": \""
+                    + Q8CodeOrder.COLUMN_MAJOR.value() + "\" or \"" + Q8CodeOrder.ROW_HALVES.value()
+                    + "\" to its __metadata__, or pack the model with laneway pack"));
             if (order == Q8CodeOrder.ROW_HALVES) {
                 data = Q8CodeOrder.toColumnMajor(data);
             }

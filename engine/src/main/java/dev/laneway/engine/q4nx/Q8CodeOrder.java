@@ -7,8 +7,8 @@ import java.util.Optional;
 
 /**
  * The two orders in which Q4NX files hold the codes of a Q8 tile (8704 bytes: 256 bf16 scales, then 32×256 int8
- * codes). Both have the same size and nothing else in a tile tells them apart, so a file names its order in
- * {@code __metadata__} under {@value #KEY}, or is one Laneway wrote (column-major).
+ * codes). Both have the same size, so a file names its order in {@code __metadata__} under {@value #KEY}, or is one
+ * Laneway wrote (column-major); otherwise the codes themselves tell ({@link #fromCodes}).
  */
 public enum Q8CodeOrder {
     /** Code (r, c) at byte 512 + 32c + r: Laneway's order, and the one the 1bit engine reads. */
@@ -40,6 +40,56 @@ public enum Q8CodeOrder {
             }
         }
         return Optional.empty();
+    }
+
+    /** How many tiles of a tensor {@link #fromCodes} reads at most. */
+    private static final int TILES_READ = 64;
+
+    /** Where this order puts code (r, c) of a tile, r the row (0..31) and c the column (0..255). */
+    private int at(int r, int c) {
+        return this == COLUMN_MAJOR ? SCALES + 32 * c + r : SCALES + 4096 * (r / 16) + 16 * c + r % 16;
+    }
+
+    /**
+     * The order the codes of {@code tiles} show, if they show one. Quantised with absmax scales (scale = max|w| / 127
+     * for each row's group of 32 columns, the codes that share a scale), every group that is not all zeros holds a
+     * code of ±127 where it is read in its true order; read in the other order a group gathers codes of other groups
+     * and most lack one. The order in which every group of the first tiles holds one is the answer; none when both
+     * orders or neither do (a quantiser of another kind, or codes too uniform to tell).
+     */
+    public static Optional<Q8CodeOrder> fromCodes(ByteBuffer tiles) {
+        int n = Math.min(TILES_READ, tiles.remaining() / TILE);
+        byte[] tile = new byte[TILE];
+        boolean columnMajor = true;
+        boolean rowHalves = true;
+        for (int t = 0; t < n && (columnMajor || rowHalves); t++) {
+            tiles.get(tiles.position() + t * TILE, tile);
+            columnMajor &= COLUMN_MAJOR.absmaxGroups(tile);
+            rowHalves &= ROW_HALVES.absmaxGroups(tile);
+        }
+        if (n == 0 || columnMajor == rowHalves) {
+            return Optional.empty();
+        }
+        return Optional.of(columnMajor ? COLUMN_MAJOR : ROW_HALVES);
+    }
+
+    /** Whether every group of the tile, read in this order, is as absmax writes one: all zeros, or holding ±127. */
+    private boolean absmaxGroups(byte[] tile) {
+        for (int r = 0; r < 32; r++) {
+            for (int g = 0; g < 8; g++) {
+                boolean zeros = true;
+                boolean extreme = false;
+                for (int c = 32 * g; c < 32 * g + 32 && !extreme; c++) {
+                    byte code = tile[at(r, c)];
+                    extreme = code == 127 || code == -127;
+                    zeros &= code == 0;
+                }
+                if (!extreme && !zeros) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** Q8 tiles in row-halves order, rewritten column-major into a new direct buffer. */

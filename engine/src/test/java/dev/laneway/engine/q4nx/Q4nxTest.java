@@ -252,6 +252,59 @@ class Q4nxTest {
         assertTrue(e.getMessage().contains("add \"q8_order\""), e.getMessage());
     }
 
+    /**
+     * The codes tell their order when every group of 32 holds the ±127 of an absmax scale in one order only: a
+     * quantised random tile in either order says which; random bytes, and zeros, say nothing, and such a file is
+     * refused naming what would tell.
+     */
+    @Test
+    void q8CodesOfAbsmaxScalesTellTheirOrder() throws IOException {
+        byte[] columnMajor = new byte[8704];
+        java.util.Random random = new java.util.Random(11);
+        for (int r = 0; r < 32; r++) {
+            for (int g = 0; g < 8; g++) {  // each row's group of 32 columns shares a scale
+                float[] w = new float[32];
+                float max = 0;
+                for (int i = 0; i < 32; i++) {
+                    w[i] = (float) random.nextGaussian();
+                    max = Math.max(max, Math.abs(w[i]));
+                }
+                for (int i = 0; i < 32; i++) {
+                    columnMajor[512 + 32 * (32 * g + i) + r] = (byte) Math.round(w[i] / max * 127);
+                }
+            }
+        }
+        byte[] rowHalves = new byte[8704];
+        for (int r = 0; r < 32; r++) {
+            for (int c = 0; c < 256; c++) {
+                rowHalves[512 + 4096 * (r / 16) + 16 * c + r % 16] = columnMajor[512 + 32 * c + r];
+            }
+        }
+        assertEquals(java.util.Optional.of(Q8CodeOrder.COLUMN_MAJOR), Q8CodeOrder.fromCodes(ByteBuffer.wrap(columnMajor)));
+        assertEquals(java.util.Optional.of(Q8CodeOrder.ROW_HALVES), Q8CodeOrder.fromCodes(ByteBuffer.wrap(rowHalves)));
+        byte[] noise = new byte[8704];
+        random.nextBytes(noise);
+        assertEquals(java.util.Optional.empty(), Q8CodeOrder.fromCodes(ByteBuffer.wrap(noise)));
+        assertEquals(java.util.Optional.empty(), Q8CodeOrder.fromCodes(ByteBuffer.wrap(new byte[8704])));
+
+        Path f = dir.resolve("noise.q4nx");
+        byte[] file = container("{\"w\": {\"dtype\": \"I8\", \"shape\": [1, 8704], \"data_offsets\": [0, 8704]}}", 8704);
+        System.arraycopy(noise, 0, file, file.length - 8704, 8704);
+        Files.write(f, file);
+        FormatException e = assertThrows(FormatException.class, () -> Q4nxFile.open(f).matrix("w", 32, 256));
+        assertTrue(e.getMessage().contains("its codes do not tell") && e.getMessage().contains("add \"q8_order\""),
+                e.getMessage());
+        System.arraycopy(rowHalves, 0, file, file.length - 8704, 8704);
+        Files.write(f, file);
+        float[] expected = new float[256];
+        float[] actual = new float[256];
+        for (int r = 0; r < 32; r++) {
+            new JavaKernels().row(single(columnMajor, "column-major"), r, expected, 0);
+            new JavaKernels().row(Q4nxFile.open(f).matrix("w", 32, 256), r, actual, 0);
+            assertArrayEquals(expected, actual, "row " + r);
+        }
+    }
+
     @Test
     void rowHalvesQ8CodesAreReadAsTheColumnMajorOnes() throws IOException {
         byte[] columnMajor = new byte[8704];
