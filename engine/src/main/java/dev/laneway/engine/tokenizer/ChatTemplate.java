@@ -142,7 +142,13 @@ public final class ChatTemplate {
         // Templates test "strftime_now is defined" before calling it; functions are not variables here.
         vars.put("strftime_now", true);
         vars.put("raise_exception", true);
+        DEADLINE.get()[0] = System.nanoTime() + RENDER_TIME.toNanos();
         RenderResult result = Engine.JINJA.renderForResult(adapted, vars);
+        if (result.getErrors().stream().anyMatch(e -> causedBy(e.getException(), OutOfTime.class))) {
+            throw new ChatTemplateException("the model's chat template did not finish rendering this conversation"
+                    + " within " + RENDER_TIME.toMillis() + " ms (a template that loops without end, or nearly, is"
+                    + " stopped)");
+        }
         // A macro past its recursion bound renders as nothing, reported only as a warning: a failure here.
         List<TemplateError> fatal = result.getErrors().stream()
                 .filter(e -> e.getSeverity() == TemplateError.ErrorType.FATAL
@@ -160,6 +166,15 @@ public final class ChatTemplate {
                     + first.getMessage());
         }
         return result.getOutput();
+    }
+
+    private static boolean causedBy(Throwable t, Class<? extends Throwable> kind) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (kind.isInstance(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The exception a {@code raise_exception} call threw, somewhere in the engine's wrapping of it. */
@@ -180,6 +195,30 @@ public final class ChatTemplate {
         static final Jinjava JINJA = newEngine();
     }
 
+    /**
+     * How long one render may take, and how much it may write: a template (it comes with the model file, from anyone)
+     * that loops without end, or nearly, fails the request rather than holding a thread.
+     */
+    static final java.time.Duration RENDER_TIME = java.time.Duration.ofSeconds(2);
+    static final long MAX_OUTPUT_CHARS = 32L << 20;
+    /** The largest {@code range()}: above any list a render is given (messages, tools). */
+    static final int RANGE_LIMIT = 100_000;
+    /** When the render on this thread must have ended, as {@link System#nanoTime}. */
+    private static final ThreadLocal<long[]> DEADLINE = ThreadLocal.withInitial(() -> new long[1]);
+
+    /** Thrown before a node is rendered past the deadline: the render stops. */
+    private static final class OutOfTime extends RuntimeException {
+        OutOfTime() {
+            super("the chat template did not finish within " + RENDER_TIME.toMillis() + " ms", null, false, false);
+        }
+    }
+
+    private static void checkDeadline() {
+        if (System.nanoTime() - DEADLINE.get()[0] > 0) {
+            throw new OutOfTime();
+        }
+    }
+
     private static Jinjava newEngine() {
         CompositeELResolver resolver = new CompositeELResolver();
         resolver.add(new PythonMethods());
@@ -193,6 +232,10 @@ public final class ChatTemplate {
                 // renders such a call as nothing. Bounded, so a template cannot recurse without end.
                 .withEnableRecursiveMacroCalls(true)
                 .withMaxMacroRecursionDepth(64)
+                .withNodePreProcessor((node, interpreter) -> checkDeadline())
+                .withMaxOutputSize(MAX_OUTPUT_CHARS)
+                .withMaxStringLength(MAX_OUTPUT_CHARS)
+                .withRangeLimit(RANGE_LIMIT)
                 // lstrip_blocks is applied by JinjaDialect
                 .withElResolver(resolver)
                 // {{- ... -}} and {#- ... -#} trim whitespace too, as in Jinja2

@@ -119,6 +119,35 @@ class ChatTemplateTest {
                 assertThrows(ChatTemplateException.class, () -> t.render(tool, true)).getMessage());
     }
 
+    /**
+     * A hostile template (it comes with the model file) is bounded: loops nested without end are stopped at the render
+     * time bound, a macro that calls itself without end at its depth, and output without end at its size, each a
+     * refusal naming the conversation, and the next render of a sound template is unaffected.
+     */
+    @Test
+    void aTemplateThatLoopsRecursesOrWritesWithoutEndIsStopped() {
+        String loops = "{% for a in range(100000) %}{% for b in range(100000) %}{% for c in range(100000) %}"
+                + "{% endfor %}{% endfor %}{% endfor %}";
+        long start = System.nanoTime();
+        ChatTemplateException slow = assertThrows(ChatTemplateException.class,
+                () -> new ChatTemplate(loops, "", "").render(CHAT, true));
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(slow.getMessage().contains("did not finish rendering"), slow.getMessage());
+        assertTrue(tookMillis < ChatTemplate.RENDER_TIME.toMillis() + 1500, "stopped after " + tookMillis + " ms");
+
+        RuntimeException deep = assertThrows(RuntimeException.class, () -> new ChatTemplate(
+                "{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(1) }}", "", "").render(CHAT, true));
+        assertTrue(deep.getMessage().contains("the chat template failed"), deep.getMessage());
+
+        RuntimeException big = assertThrows(RuntimeException.class, () -> new ChatTemplate(
+                "{% set s = 'xxxxxxxxxxxxxxxx' %}{% for a in range(100000) %}{% for b in range(100000) %}{{ s }}"
+                        + "{% endfor %}{% endfor %}", "", "").render(CHAT, true));
+        assertTrue(big.getMessage().contains("chat template"), big.getMessage());
+
+        assertEquals("<s>[INST] Hi! [/INST]Hello.</s>[INST] What is 2+2? [/INST]",
+                new ChatTemplate(MISTRAL_STYLE, "<s>", "</s>").render(CHAT.subList(1, 4), true));
+    }
+
     @Test
     void rendersTheTemplateOfAGgufVocabulary() throws Exception {
         try (TextTokenizer phi3 = TokenizerLoader.load(Shared.model("vocab/ggml-vocab-phi-3.gguf"))) {
