@@ -181,12 +181,17 @@ final class EngineLoop implements AutoCloseable {
             try {
                 if (running.isEmpty() && waiting.isEmpty() && slotTasks.isEmpty()) {
                     Group first = arrivals.poll(200, TimeUnit.MILLISECONDS);
+                    lane.probeIfDue();
                     if (first == null) {
                         continue;
                     }
                     take(first);
                 }
                 runSlotTasks();
+                if (lane.outOfService().isPresent()) {
+                    refuseWaiting();
+                    continue;
+                }
                 admit();
                 if (!running.isEmpty()) {
                     busyPeriod();
@@ -210,6 +215,27 @@ final class EngineLoop implements AutoCloseable {
         for (SlotTask<?> task; (task = slotTasks.poll()) != null; ) {
             task.done().completeExceptionally(closedError);
         }
+        tellEnded();
+    }
+
+    /**
+     * The device is out of service: every request waiting, or arriving, is refused at once, saying when to retry, and
+     * any generation still running (one that was not in the step that failed) ends so too.
+     */
+    private void refuseWaiting() {
+        for (Group g; (g = arrivals.poll()) != null; ) {
+            take(g);
+        }
+        Duration untilProbe = lane.outOfService().orElse(Duration.ZERO);
+        DeviceFaultException refused = new DeviceFaultException(lane.device().name(), "device "
+                + lane.device().name() + " is out of service (" + lane.outOfServiceReason() + "); it is probed again in "
+                + Math.max(1, untilProbe.toSeconds()) + " s", untilProbe);
+        new ArrayList<>(running).forEach(r -> fail(r, refused));
+        while (!waiting.isEmpty()) {
+            end(waiting.poll(), null, refused);
+        }
+        queued = 0;
+        busy = running.size();
         tellEnded();
     }
 

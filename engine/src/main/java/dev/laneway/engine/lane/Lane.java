@@ -29,8 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * run with its own bound, then the output-head configuration), {@link #run} runs a step's kernels on it with deadlines,
  * and {@link #end} drops it, which the loop does on every path. A device fault aborts the context with a recorded
  * diagnostic (which kernel, layer and position were in flight, for how long, digests of the argument buffers), and the
- * lane runs the step again on a fresh context; if that faults too, the loop fails that step's sequences. The KV cache
- * outlives the context.
+ * lane runs the step again on a fresh context, within a budget of retries and time ({@link LaneTimeouts}); a step that
+ * fails its whole budget fails that step's sequences and takes the device out of service ({@link Breaker}) until a
+ * probe passes. The KV cache outlives the context.
  */
 public final class Lane {
     /** The name of the context's init run. */
@@ -48,6 +49,7 @@ public final class Lane {
     private final FaultLog faults;
     private final LaneTimeouts timeouts;
     private final Clock clock;
+    private final Breaker breaker;
     private volatile long lastProgress;
     /** The busy period's context; null while the lane is idle. */
     private volatile DeviceContext context;
@@ -76,6 +78,7 @@ public final class Lane {
         this.faults = faults;
         this.timeouts = timeouts;
         this.clock = clock;
+        this.breaker = new Breaker(clock, timeouts.probe());
     }
 
     public Device device() {
@@ -124,57 +127,110 @@ public final class Lane {
 
     /**
      * Begins a busy period: waits (bounded) for the right to open a context, opens a fresh one and configures it (the
-     * init run with its own bound, then the output head), once more on another fresh one if the device fails that.
-     * {@link #end()} must follow, whatever happens after.
+     * init run with its own bound, then the output head), again on a fresh one while the device fails that and the
+     * retry budget lasts. {@link #end()} must follow, whatever happens after.
      *
-     * @throws DeviceFaultException when the device fails twice; the diagnostics are recorded and nothing is left open
+     * @throws DeviceFaultException when the device fails the whole budget; the diagnostics are recorded, the device is
+     *                              out of service and nothing is left open
      */
     void begin() {
         gate.acquire(device, timeouts.open());
         faulted = false;
-        try {
+        long firstFault = 0;
+        for (int attempt = 0; ; attempt++) {
             try {
                 open();
+                return;
             } catch (DeviceFault fault) {
-                failed(fault);
+                DeviceFaultException e = failed(fault);
+                firstFault = attempt == 0 ? clock.nanoTime() : firstFault;
+                if (budgetSpent(attempt, firstFault)) {
+                    breaker.trip("opening a context failed " + (attempt + 1) + " times in a row: " + fault.getMessage());
+                    end();
+                    throw e;
+                }
                 drop();
-                open();
             }
-        } catch (DeviceFault fault) {
-            DeviceFaultException e = failed(fault);
-            end();
-            throw e;
         }
     }
 
     /**
      * Runs the state's batch: each step of the forward as a kernel run on the context, with its deadline. Returns the
-     * logits its segments asked for, a row of {@link #logitsStride()} each. A step the device fails runs once more on a
-     * fresh context (the KV cache and the batch live outside it, and the step rewrites the same positions, so its
-     * results are those of a fault-free run).
+     * logits its segments asked for, a row of {@link #logitsStride()} each. A step the device fails runs again on a
+     * fresh context while the retry budget lasts (the KV cache and the batch live outside the context, and the step
+     * rewrites the same positions, so its results are those of a fault-free run).
      *
-     * @throws DeviceFaultException when the device fails the step twice; the diagnostics are recorded and the context
-     *                              aborted, so the busy period must {@link #end()}
+     * @throws DeviceFaultException when the device fails the step the whole budget; the diagnostics are recorded, the
+     *                              device is out of service and the context aborted, so the busy period must
+     *                              {@link #end()}
      */
     float[] run() {
         state.prepare();
-        try {
-            runSteps();
-        } catch (DeviceFault fault) {
-            failed(fault);
-            drop();
+        long firstFault = 0;
+        for (int attempt = 0; ; attempt++) {
             try {
-                open();
+                if (attempt > 0) {
+                    open();
+                }
                 runSteps();
-                faulted = false;  // the retry made it: this busy period ends as a success
-            } catch (DeviceFault again) {
-                throw failed(again);
+                if (attempt > 0) {
+                    faulted = false;  // a retry made it: this busy period ends as a success
+                }
+                break;
+            } catch (DeviceFault fault) {
+                DeviceFaultException e = failed(fault);
+                firstFault = attempt == 0 ? clock.nanoTime() : firstFault;
+                if (budgetSpent(attempt, firstFault)) {
+                    breaker.trip("a step failed " + (attempt + 1) + " times in a row: " + fault.getMessage());
+                    throw e;
+                }
+                drop();
             }
         }
         stepCount.incrementAndGet();
         stepSequences.addAndGet(state.batch().segments());
         stepRows.addAndGet(state.batch().rows());
         return forward.logits(state);
+    }
+
+    /**
+     * Whether a step (or opening) that has just failed attempt {@code attempt} may not run again: the retries are
+     * used up, or their time, counted from the first fault (a first run that hung until the watchdog does not count).
+     */
+    private boolean budgetSpent(int attempt, long firstFault) {
+        return attempt >= timeouts.retries() || clock.nanoTime() - firstFault >= timeouts.retryTime().toNanos();
+    }
+
+    /** How long until the device's next probe while it is out of service; empty while it is in service. */
+    public java.util.Optional<Duration> outOfService() {
+        return breaker.outOfService();
+    }
+
+    /** Why the device is out of service; empty while it is in service. */
+    public String outOfServiceReason() {
+        return breaker.reason();
+    }
+
+    /**
+     * Probes a device that is out of service, if its probe is due: a fresh context opened and configured, then
+     * dropped. One that passes puts the device back in service; one that fails keeps it out, for twice as long.
+     */
+    void probeIfDue() {
+        if (!breaker.probeDue()) {
+            return;
+        }
+        try {
+            begin();
+        } catch (DeviceFaultException stillFailing) {
+            return;  // begin tripped the breaker again
+        } catch (RuntimeException noContext) {
+            breaker.trip("a probe could not open a context: " + noContext.getMessage());
+            return;
+        }
+        end();
+        breaker.close();
+        System.getLogger(Lane.class.getName()).log(System.Logger.Level.INFO, "device " + device.name()
+                + " passed a probe and is back in service");
     }
 
     private void runSteps() {

@@ -255,6 +255,16 @@ public final class LanePool implements AutoCloseable {
         return kind.endOfText().clone();
     }
 
+    /** How long until the device's next probe while it is out of service; empty while it is in service. */
+    public java.util.Optional<Duration> outOfService() {
+        return lane.outOfService();
+    }
+
+    /** Why the device is out of service. */
+    public String outOfServiceReason() {
+        return lane.outOfServiceReason();
+    }
+
     public FaultLog faults() {
         return faults;
     }

@@ -173,7 +173,10 @@ public final class LanewayModel implements ServedModel {
         return lanes;
     }
 
-    /** Down while the device recovers from a fault, with the latest faults in the data. */
+    /**
+     * Down while the device is out of service (a step failed its whole retry budget, and no probe has passed since),
+     * and while it recovers from a fault, with the latest faults in the data.
+     */
     @Override
     public ModelHealth health() {
         Map<String, String> data = new LinkedHashMap<>();
@@ -184,6 +187,13 @@ public final class LanewayModel implements ServedModel {
         List<Diagnostic> recent = lanes.faults().recent();
         for (int i = 0; i < Math.min(3, recent.size()); i++) {
             data.put("fault." + i, recent.get(recent.size() - 1 - i).line());
+        }
+        java.util.Optional<java.time.Duration> outOfService = lanes.outOfService();
+        if (outOfService.isPresent()) {
+            data.put("breaker", "open");
+            return new ModelHealth(false, "device " + lanes.device().name() + " is out of service ("
+                    + lanes.outOfServiceReason() + "); it is probed again in "
+                    + Math.max(1, outOfService.get().toSeconds()) + " s", data);
         }
         boolean recovering = lanes.faults().recovering();
         return new ModelHealth(!recovering, recovering ? "device " + lanes.device().name()

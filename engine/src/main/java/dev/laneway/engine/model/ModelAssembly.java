@@ -258,6 +258,18 @@ public final class ModelAssembly {
             }
         }
 
+        /** The default bounds, with the retry budget and probe backoff the context's settings give. */
+        private static LaneTimeouts timeouts(RouteContext context) {
+            LaneTimeouts defaults = LaneTimeouts.DEFAULT;
+            int retries = context.setting(RouteContext.FAULT_RETRIES).map(Integer::parseInt)
+                    .orElse(defaults.retries());
+            Duration time = context.setting(RouteContext.FAULT_RETRY_SECONDS).map(Long::parseLong)
+                    .map(Duration::ofSeconds).orElse(defaults.retryTime());
+            Duration probe = context.setting(RouteContext.FAULT_PROBE_SECONDS).map(Long::parseLong)
+                    .map(Duration::ofSeconds).orElse(defaults.probe());
+            return defaults.withRetries(retries, time).withProbe(probe);
+        }
+
         /**
          * The model with {@code --streams} lanes on a device, watched and gated as the context says; the last of a
          * compilation's models to close releases what they share.
@@ -267,7 +279,7 @@ public final class ModelAssembly {
             int[] endOfText = endOfText(tokenizer, config);
             LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
                     dims.contextLength()), engine.kv(), endOfText, Grammars.of(tokenizer, endOfText, dims.vocab()),
-                    LaneTimeouts.DEFAULT, gate(device, context), Clock.SYSTEM);
+                    timeouts(context), gate(device, context), Clock.SYSTEM);
             long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);
             if (watchdog > 0) {
                 lanes.watch(Duration.ofSeconds(watchdog), Clock.SYSTEM, true);

@@ -98,11 +98,12 @@ class EngineLoopTest {
     }
 
     /**
-     * A step that faults twice fails the requests in it, and only those: a request waiting in line meanwhile runs
-     * after it, exactly as without the faults.
+     * A step that faults through its whole retry budget fails the requests in it, and takes the device out of
+     * service: a request waiting in line meanwhile is refused without running, saying when to retry; once the probe
+     * after the backoff passes, the next request is exact.
      */
     @Test
-    void aStepFaultedTwiceFailsOnlyItsOwnRequests() throws Exception {
+    void aStepThatFailsItsBudgetFailsItsRequestsAndTheLineIsRefusedUntilAProbePasses() throws Exception {
         List<Integer> expected = new ArrayList<>();
         try (LanePool clean = pool(1)) {
             clean.generate(greedy(24), t -> expected.add(t.id()));
@@ -110,16 +111,27 @@ class EngineLoopTest {
         ChaosDevice device = new ChaosDevice("chaos:cpu", new HostDevice(),
                 ChaosConfig.none().withFailAt(10, 3).withFailAt(10, 4), Clock.SYSTEM);
         try (LanePool pool = LanePool.create(1, device, Stories260k.forward(), 8, new int[]{Stories260k.EOS},
-                LaneTimeouts.DEFAULT, ContextGate.open(), Clock.SYSTEM)) {
+                LaneTimeouts.DEFAULT.withRetries(1, java.time.Duration.ofSeconds(10)), ContextGate.open(),
+                Clock.SYSTEM)) {
             Client faulted = new Client();
-            Client next = new Client();
+            Client waiting = new Client();
             CompletableFuture<List<GenerationResult>> first = pool.submit(List.of(greedy(24)), List.of(faulted));
-            CompletableFuture<List<GenerationResult>> second = pool.submit(List.of(greedy(24)), List.of(next));
+            CompletableFuture<List<GenerationResult>> second = pool.submit(List.of(greedy(24)), List.of(waiting));
             java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
                     java.util.concurrent.ExecutionException.class, () -> first.get(10, TimeUnit.SECONDS));
-            assertTrue(e.getCause() instanceof dev.laneway.spi.DeviceFaultException, e.getCause().toString());
-            assertEquals(FinishReason.LENGTH, second.get(10, TimeUnit.SECONDS).get(0).finish());
-            assertEquals(expected, next.ids);
+            assertTrue(e.getCause() instanceof dev.laneway.spi.DeviceFaultException f && f.retryAfter().isEmpty(),
+                    e.getCause().toString());
+            e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> second.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof dev.laneway.spi.DeviceFaultException f && f.retryAfter().isPresent(),
+                    e.getCause().toString());
+            assertTrue(waiting.ids.isEmpty(), "the refused request never ran");
+            for (int i = 0; i < 300 && pool.outOfService().isPresent(); i++) {
+                Thread.sleep(10);
+            }
+            List<Integer> after = new ArrayList<>();
+            pool.generate(greedy(24), t -> after.add(t.id()));
+            assertEquals(expected, after);
             assertEquals(0, device.liveContexts());
         }
     }

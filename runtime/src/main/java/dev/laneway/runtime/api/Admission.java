@@ -1,6 +1,8 @@
 package dev.laneway.runtime.api;
 
 import dev.laneway.runtime.serve.LanewayConfig;
+import dev.laneway.runtime.serve.ModelService;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Priority;
@@ -9,6 +11,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
@@ -18,6 +21,10 @@ import java.util.concurrent.Semaphore;
  * waiting, at most; one more is refused at once (503 with {@code Retry-After}), so that the client can retry elsewhere
  * or later. An admitted request goes straight from the HTTP thread to the served model's engine loop, whose line it
  * waits in for a free stream; the request leaves the gate when its generations have ended.
+ *
+ * <p>When the server is told to stop, the gate drains: readiness goes down and new requests are refused at once (503
+ * with {@code Retry-After}), the admitted ones get {@code laneway.shutdown.grace-seconds} to finish, and those still
+ * running then are ended with an error their clients are told; only then does the HTTP server stop.
  */
 @ApplicationScoped
 public class Admission {
@@ -26,6 +33,9 @@ public class Admission {
     @Inject
     LanewayConfig config;
 
+    @Inject
+    ModelService models;
+
     /** What the gate admits: work on the served model that can be asked to stop, and says when it has ended. */
     interface Job {
         /** Hands the work to the model and returns; {@code onEnd} runs once it has ended, whatever the outcome. */
@@ -33,7 +43,13 @@ public class Admission {
 
         /** Asks the work to stop: waiting work never starts, running work stops at the model's next step. */
         void cancel();
+
+        /** Stops the work as {@link #cancel} does, and tells its client {@code why}. */
+        void end(ApiException why);
     }
+
+    /** How long ended jobs get to tell their clients. */
+    private static final Duration END_WAIT = Duration.ofSeconds(5);
 
     private final Set<Job> jobs = ConcurrentHashMap.newKeySet();
     private Semaphore admitted;
@@ -57,7 +73,16 @@ public class Admission {
         admitted = new Semaphore(streams + queueMax);
     }
 
-    /** Ends running generations at their next step before the model is closed. */
+    /**
+     * The server has been told to stop (the first phase of Quarkus' shutdown, {@code quarkus.shutdown.delay-enabled}):
+     * drains before the HTTP server stops taking connections.
+     */
+    void onStopping(@Observes ShutdownDelayInitiatedEvent event) {
+        models.draining();
+        drain(Duration.ofSeconds(config.shutdown().graceSeconds()));
+    }
+
+    /** Ends whatever still runs at its next step before the model is closed. */
     void onStop(@Observes @Priority(1) ShutdownEvent event) {
         stop();
     }
@@ -65,18 +90,45 @@ public class Admission {
     void stop() {
         stopping = true;
         jobs.forEach(Job::cancel);
-        long deadline = System.nanoTime() + 10_000_000_000L;
+        if (!awaitJobs(END_WAIT)) {
+            LOG.warn("generations still running at shutdown");
+        }
+    }
+
+    /**
+     * Refuses new requests, gives the admitted ones {@code grace} to finish, then ends those left with an error for
+     * their clients and waits (bounded) for them to be told.
+     */
+    void drain(Duration grace) {
+        stopping = true;
+        if (jobs.isEmpty()) {
+            return;
+        }
+        LOG.infof("stopping: %d requests admitted get up to %d s to finish", jobs.size(), grace.toSeconds());
+        if (awaitJobs(grace)) {
+            return;
+        }
+        LOG.warnf("stopping: %d requests still running after %d s are ended", jobs.size(), grace.toSeconds());
+        ApiException why = ApiException.shuttingDown("the server is shutting down and ended this request after its"
+                + " grace period of " + grace.toSeconds() + " s; retry elsewhere or later");
+        jobs.forEach(job -> job.end(why));
+        if (!awaitJobs(END_WAIT)) {
+            LOG.warn("stopping: requests still running after being ended");
+        }
+    }
+
+    /** Waits up to {@code bound} for every admitted job to end; whether they have. */
+    private boolean awaitJobs(Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
         while (!jobs.isEmpty() && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                return false;
             }
         }
-        if (!jobs.isEmpty()) {
-            LOG.warn("generations still running at shutdown");
-        }
+        return jobs.isEmpty();
     }
 
     /**
@@ -85,13 +137,16 @@ public class Admission {
      * @throws ApiException 503 when every stream is busy and the queue is full, or the server is stopping
      */
     void submit(Job job) {
+        if (stopping) {
+            throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
+        }
         if (!admitted.tryAcquire()) {
             throw ApiException.overloaded("all " + streams + " streams are busy and " + queueMax
                     + " requests are already waiting; retry later");
         }
         if (stopping) {
             admitted.release();
-            throw ApiException.notReady("the server is shutting down");
+            throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
         }
         jobs.add(job);
         job.start(() -> {

@@ -60,14 +60,27 @@ public final class ApiException extends RuntimeException {
         return new ApiException(503, "unavailable_error", "model_not_ready", null, message, OptionalInt.of(1));
     }
 
+    /** 503: the server is stopping; another replica (or this one, restarted) can take the request. */
+    public static ApiException shuttingDown(String message) {
+        return new ApiException(503, "unavailable_error", "shutting_down", null, message, OptionalInt.of(5));
+    }
+
     /** 503: every stream is busy and the queue is full. */
     public static ApiException overloaded(String message) {
         return new ApiException(503, "overloaded_error", "queue_full", null, message, OptionalInt.of(1));
     }
 
-    /** 503: the device failed this generation; the next one starts afresh. */
-    public static ApiException deviceFault(String message) {
-        return new ApiException(503, "device_error", "device_fault", null, message, OptionalInt.empty());
+    /**
+     * 503: the device failed {@code what} (the next starts afresh), or is out of service and refused it without
+     * running it, with {@code Retry-After} until its next probe.
+     */
+    public static ApiException deviceFault(dev.laneway.spi.DeviceFaultException e, String what) {
+        if (e.retryAfter().isPresent()) {
+            return new ApiException(503, "device_error", "device_unavailable", null, e.getMessage(),
+                    OptionalInt.of((int) Math.max(1, Math.min(3600, e.retryAfter().get().toSeconds()))));
+        }
+        return new ApiException(503, "device_error", "device_fault", null, "the device " + e.device() + " failed "
+                + what + ": " + e.getMessage(), OptionalInt.empty());
     }
 
     /** 502: the Laya router could not decide where the request runs (its scorer failed); the next request may. */

@@ -41,7 +41,7 @@ public class ApiExceptionMappers {
     @ServerExceptionMapper
     public Response device(DeviceFaultException e, UriInfo uri) {
         LOG.warnf("request failed on device %s: %s", e.device(), e.getMessage());
-        return api(ApiException.deviceFault("the device " + e.device() + " failed: " + e.getMessage()), uri);
+        return api(ApiException.deviceFault(e, "this request"), uri);
     }
 
     @ServerExceptionMapper

@@ -61,4 +61,10 @@ final class EmbeddingJob implements Admission.Job {
     public void cancel() {
         cancelled.set(true);
     }
+
+    @Override
+    public void end(ApiException why) {
+        cancelled.set(true);
+        done.completeExceptionally(why);
+    }
 }

@@ -186,9 +186,12 @@ public class EmbeddingsResource {
         } catch (InterruptedException e) {
             job.cancel();
             Thread.currentThread().interrupt();
-            throw ApiException.notReady("the server is stopping");
+            throw ApiException.shuttingDown("the server is stopping");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
+            if (cause instanceof ApiException ended) {
+                throw ended;
+            }
             if (cause instanceof InvalidRequestException refused) {
                 throw ApiException.invalidValue(refused.param() == null ? "input" : refused.param(),
                         refused.getMessage());
@@ -198,8 +201,7 @@ public class EmbeddingsResource {
             }
             if (cause instanceof DeviceFaultException fault) {
                 LOG.warnf("embeddings failed on device %s: %s", fault.device(), fault.getMessage());
-                throw ApiException.deviceFault("the device " + fault.device() + " failed these embeddings: "
-                        + fault.getMessage());
+                throw ApiException.deviceFault(fault, "these embeddings");
             }
             LOG.error("embeddings failed", cause);
             throw ApiException.internal();

@@ -32,6 +32,8 @@ final class GenerationJob implements Admission.Job {
     private final ReplySink reply;
     private final Consumer<GenerationResult> onGeneration;
     private final AtomicBoolean cancelled = new AtomicBoolean();
+    /** Why the server ended the job, when it did; its client is told that instead of the answer. */
+    private volatile ApiException endedBy;
 
     /**
      * @param route        where the request runs, when the model routes requests
@@ -54,6 +56,12 @@ final class GenerationJob implements Admission.Job {
 
     @Override
     public void cancel() {
+        cancelled.set(true);
+    }
+
+    @Override
+    public void end(ApiException why) {
+        endedBy = why;
         cancelled.set(true);
     }
 
@@ -93,6 +101,10 @@ final class GenerationJob implements Admission.Job {
                         List<ChoiceRun> runs) {
         Throwable cause = error instanceof java.util.concurrent.CompletionException c && c.getCause() != null
                 ? c.getCause() : error;
+        if (endedBy != null) {
+            reply.failed(endedBy);
+            return;
+        }
         try {
             if (cause instanceof RuntimeException e) {
                 throw e;
@@ -117,8 +129,7 @@ final class GenerationJob implements Admission.Job {
             reply.failed(ApiException.invalidValue(e.param(), e.getMessage()));
         } catch (DeviceFaultException e) {
             LOG.warnf("generation failed on device %s: %s", e.device(), e.getMessage());
-            reply.failed(ApiException.deviceFault("the device " + e.device() + " failed this generation: "
-                    + e.getMessage()));
+            reply.failed(ApiException.deviceFault(e, "this generation"));
         } catch (RuntimeException e) {
             if (cancelled.get()) {
                 return;  // the client has gone: nobody to tell, and the model closed under it at shutdown

@@ -264,6 +264,7 @@ public class GenerationService {
             case READY -> models.model().orElseThrow(() -> ApiException.notReady("the model is not loaded"));
             case LOADING -> throw ApiException.notReady("the model is loading; retry shortly");
             case FAILED -> throw ApiException.notReady("the model failed to load");
+            case DRAINING -> throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
         };
     }
 

@@ -11,7 +11,8 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * llama-server's {@code GET /health}: 503 {@code loading} until the model is ready, then 200 {@code ok}. While a
+ * llama-server's {@code GET /health}: 503 {@code loading} until the model is ready, then 200 {@code ok}, and 503
+ * {@code shutting_down} once the server is stopping. While a
  * ready model still does work it serves without ({@link dev.laneway.spi.ServedModel#awaitBackgroundWork}: copies of
  * its weights that read faster, made on idle cores), the body also says {@code "background_work": "pending"}, so
  * that a benchmark can wait for the speed the model will keep.
@@ -39,6 +40,8 @@ public class HealthResource {
                     ? Map.of("status", "ok", "background_work", "pending") : Map.of("status", "ok")).build();
             case LOADING -> Response.status(503).entity(Map.of("status", "loading")).build();
             case FAILED -> Response.status(503).entity(Map.of("status", "error")).build();
+            case DRAINING -> Response.status(503).header("Retry-After", "5")
+                    .entity(Map.of("status", "shutting_down")).build();
         };
     }
 

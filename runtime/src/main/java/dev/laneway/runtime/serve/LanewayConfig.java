@@ -109,6 +109,12 @@ public interface LanewayConfig {
     /** Bounds on stalled generations. */
     Watchdog watchdog();
 
+    /** How device faults are absorbed. */
+    Faults faults();
+
+    /** How the server stops. */
+    Shutdown shutdown();
+
     /**
      * The lock file through which processes share a device that allows one context at a time; a file in the
      * temporary directory named after the device kind when unset.
@@ -159,6 +165,41 @@ public interface LanewayConfig {
         /** Seconds a generation may go without progress before it is failed and its context dropped; 0 disables. */
         @WithDefault("60")
         int seconds();
+    }
+
+    /** Device fault settings. */
+    interface Faults {
+        /**
+         * How many times a step that the device fails runs again, each on a fresh context, before its generations
+         * fail and the device is taken out of service until a probe passes.
+         */
+        @WithDefault("8")
+        int retries();
+
+        /** Seconds a step may spend on retries: none starts after them. */
+        @WithName("retry-seconds")
+        @WithDefault("10")
+        int retrySeconds();
+
+        /**
+         * Seconds a device taken out of service waits for its first probe; each failed probe doubles the wait, up
+         * to 60.
+         */
+        @WithName("probe-seconds")
+        @WithDefault("1")
+        int probeSeconds();
+    }
+
+    /** Shutdown settings. */
+    interface Shutdown {
+        /**
+         * Seconds that running and waiting requests get to finish once the server is told to stop (SIGTERM); those
+         * still running then are ended with an error. Keep it, plus 10, within the platform's kill grace period
+         * (Kubernetes' {@code terminationGracePeriodSeconds}).
+         */
+        @WithName("grace-seconds")
+        @WithDefault("20")
+        int graceSeconds();
     }
 
     /** Route plugin settings. */

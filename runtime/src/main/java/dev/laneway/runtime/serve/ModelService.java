@@ -26,7 +26,7 @@ public class ModelService {
     private static final Logger LOG = Logger.getLogger(ModelService.class);
 
     /** Where loading stands. */
-    public enum State { LOADING, READY, FAILED }
+    public enum State { LOADING, READY, FAILED, DRAINING }
 
     @Inject
     LanewayConfig config;
@@ -47,6 +47,12 @@ public class ModelService {
         Thread loader = new Thread(this::load, "laneway-model-loader");
         loader.setDaemon(true);
         loader.start();
+    }
+
+    /** The server is stopping: readiness goes down at once, so that load balancers send nothing more. */
+    public void draining() {
+        state = State.DRAINING;
+        LOG.info("stopping: readiness is down and new requests are refused");
     }
 
     void onStop(@Observes ShutdownEvent event) {

@@ -45,6 +45,9 @@ public class RouteModelOpener implements ModelOpener {
         LOG.infof("route '%s' serves %s", route.name(), dir);
         Map<String, String> settings = new HashMap<>();
         settings.put(RouteContext.WATCHDOG_SECONDS, Integer.toString(config.watchdog().seconds()));
+        settings.put(RouteContext.FAULT_RETRIES, Integer.toString(config.faults().retries()));
+        settings.put(RouteContext.FAULT_RETRY_SECONDS, Integer.toString(config.faults().retrySeconds()));
+        settings.put(RouteContext.FAULT_PROBE_SECONDS, Integer.toString(config.faults().probeSeconds()));
         config.deviceLock().ifPresent(lock -> settings.put(RouteContext.DEVICE_LOCK, lock));
         return route.open(dir, options, new RouteContext(RouteSetup.cacheDir(), settings));
     }

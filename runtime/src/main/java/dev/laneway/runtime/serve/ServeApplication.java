@@ -7,8 +7,9 @@ import sun.misc.Signal;
 
 /**
  * The running server: the HTTP port is bound, the model loads behind it, and it runs until told to stop. SIGTERM and
- * Ctrl-C stop it gracefully (Quarkus stops taking requests and gives those in flight {@code quarkus.shutdown.timeout}
- * to finish) and the process exits 0, as an orchestrator expects of a clean stop.
+ * Ctrl-C stop it gracefully (readiness goes down, new requests are refused, admitted ones get
+ * {@code laneway.shutdown.grace-seconds} to finish: {@code Admission}) and the process exits 0, as an orchestrator
+ * expects of a clean stop.
  */
 public class ServeApplication implements QuarkusApplication {
 

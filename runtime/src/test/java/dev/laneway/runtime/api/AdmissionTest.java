@@ -7,6 +7,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -18,6 +19,7 @@ import java.util.function.IntSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Two streams and a queue of one, fed generations that wait for the test's word. (A request whose client leaves while
@@ -41,12 +43,17 @@ class AdmissionTest {
     }
 
     private GenerationJob heldJob(CompletableFuture<HttpReply> reply) {
-        GenerationParams params = new GenerationParams(OptionalInt.of(2), 0, 0, 1, 0, 1, OptionalLong.empty(),
+        return job("hold:", 2, reply);
+    }
+
+    private GenerationJob job(String text, int maxTokens, CompletableFuture<HttpReply> reply) {
+        GenerationParams params = new GenerationParams(OptionalInt.of(maxTokens), 0, 0, 1, 0, 1, OptionalLong.empty(),
                 List.of(), 1, GenerationRequest.NO_LOGPROBS, false, false, false, 0, 0, java.util.Map.of(),
                 Optional.empty(), true, false, false, -1, false, GenerationRequest.NO_SALT);
-        int[] prompt = model.tokenize("hold:", true, true);
+        int[] prompt = model.tokenize(text, true, true);
         ReplyFormat format = new CompletionFormat(ReplyHeader.fresh("cmpl-", model), false);
-        return new GenerationJob(model, Optional.empty(), List.of(new ChoicePlan(0, prompt, 2, params.sampling(0))),
+        return new GenerationJob(model, Optional.empty(), List.of(new ChoicePlan(0, prompt, maxTokens,
+                params.sampling(0))),
                 prompt.length, params, AnswerReading.PLAIN, new CollectedReply(format, reply, new ObjectMapper()),
                 result -> { });
     }
@@ -82,5 +89,54 @@ class AdmissionTest {
                     new String(done.body(), StandardCharsets.UTF_8));
         }
         await(scheduler::running, 0);
+    }
+
+    /**
+     * Told to stop, the gate refuses new requests at once and lets the admitted ones (two running, one waiting)
+     * finish within the grace period.
+     */
+    @Test
+    void drainingRefusesNewRequestsAndLetsAdmittedOnesFinish() throws Exception {
+        List<CompletableFuture<HttpReply>> replies = List.of(new CompletableFuture<>(), new CompletableFuture<>(),
+                new CompletableFuture<>());
+        for (CompletableFuture<HttpReply> reply : replies) {
+            scheduler.submit(heldJob(reply));
+        }
+        CompletableFuture<Void> drained = CompletableFuture.runAsync(() -> scheduler.drain(Duration.ofSeconds(30)));
+        await(() -> {
+            try {
+                scheduler.submit(heldJob(new CompletableFuture<>()));
+                return 0;
+            } catch (ApiException refused) {
+                return refused.body().error().code().equals("shutting_down") ? 1 : 2;
+            }
+        }, 1);
+        assertEquals(false, drained.isDone(), "draining waits for the admitted requests");
+        ScriptedModel.hold.countDown();
+        drained.get(10, TimeUnit.SECONDS);
+        for (CompletableFuture<HttpReply> reply : replies) {
+            assertEquals(200, reply.get(1, TimeUnit.SECONDS).status());
+        }
+        assertEquals(0, scheduler.running() + scheduler.queued());
+    }
+
+    /** What still runs when the grace period is over is ended, and its client told so with a 503. */
+    @Test
+    void requestsStillRunningAfterTheGracePeriodAreEndedWithAnError() throws Exception {
+        List<CompletableFuture<HttpReply>> replies = List.of(new CompletableFuture<>(), new CompletableFuture<>(),
+                new CompletableFuture<>());
+        for (CompletableFuture<HttpReply> reply : replies) {
+            scheduler.submit(job("forever:", 1_000_000, reply));
+        }
+        long start = System.nanoTime();
+        scheduler.drain(Duration.ofMillis(300));
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(tookMillis >= 300 && tookMillis < 5_000, "drained in " + tookMillis + " ms");
+        for (CompletableFuture<HttpReply> reply : replies) {
+            HttpReply ended = reply.get(1, TimeUnit.SECONDS);
+            assertEquals(503, ended.status());
+            assertEquals("shutting_down", new ObjectMapper().readTree(ended.body()).at("/error/code").asText());
+        }
+        assertEquals(0, scheduler.running() + scheduler.queued());
     }
 }

@@ -15,19 +15,33 @@ final class ChaosProfiles {
         return config;
     }
 
-    /** Timeouts at layer 3 of position 10 and at layer 1 of position 40, once each. */
+    /**
+     * With three retries per step: one timeout at position 5 (absorbed), and four in a row at position 10 and at
+     * position 40 (each a step that fails its whole budget).
+     */
     public static class Pinpointed extends StoriesProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return on("chaos:cpu?fail_at=5:2,10:3,10:4,40:1,40:2");
+            Map<String, String> config = on("chaos:cpu?fail_at=5:2,10:1,10:2,10:3,10:4,40:1,40:2,40:3,40:4");
+            config.put("laneway.faults.retries", "3");
+            config.put("laneway.faults.probe-seconds", "3");
+            return config;
         }
     }
 
-    /** A run times out with probability 5e-5: about one generation in twenty of 16 tokens. */
+    /** One kernel run in 500 times out. */
     public static class Random extends StoriesProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return on("chaos:cpu?p=0.001&seed=1");
+            return on("chaos:cpu?p=0.002&seed=1");
+        }
+    }
+
+    /** One kernel run in 20 times out: a device that keeps failing. */
+    public static class Heavy extends StoriesProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return on("chaos:cpu?p=0.05&seed=3");
         }
     }
 }

@@ -19,10 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * 1,000 generations from four concurrent clients on two streams while the device times out at random (0.1% of kernel
- * runs): no crash; a faulted step runs again on a fresh context, so most requests come out token-identical to the
- * fault-free output despite their faults; a step that faults twice answers its requests with a device error; and no
- * context or thread is left behind.
+ * 1,000 generations from four concurrent clients on two streams while the device times out at random (one kernel run
+ * in 500): no crash; a faulted step runs again on a fresh context within its retry budget, so the faults cost
+ * latency, not requests: at least 99% come out token-identical to the fault-free output, any other is a device error;
+ * and no context or thread is left behind.
  */
 @QuarkusTest
 @TestProfile(ChaosProfiles.Random.class)
@@ -53,10 +53,10 @@ class ChaosRandomServerTest {
         clients.shutdown();
         int threadsAfter = Thread.getAllStackTraces().size();
         assertEquals(GENERATIONS, ok.get() + faulted.get());
-        assertTrue(faulted.get() > 5 && faulted.get() < 300, "a few percent failed: " + faulted.get());
+        assertTrue(faulted.get() <= GENERATIONS / 100, "at least 99% exact: " + faulted.get() + " failed");
         long recorded = Long.parseLong(given().get("/v1/diagnostics").jsonPath().getString("state.faults"));
-        assertTrue(recorded > 2 * faulted.get(), "every fault was recorded, most were retried away: " + recorded
-                + " faults, " + faulted.get() + " failed requests");
+        assertTrue(recorded > 50, "faults happened and were retried away: " + recorded + " faults, "
+                + faulted.get() + " failed requests");
         assertEquals("0", given().get("/v1/diagnostics").jsonPath().getString("state.contexts"), "no context leaks");
         assertTrue(threadsAfter <= threadsWarm, "no thread leak: " + threadsWarm + " -> " + threadsAfter);
         given().get("/health").then().statusCode(200);

@@ -134,7 +134,7 @@ class KubernetesManifestsTest {
     }
 
     @Test
-    void theDeploymentGivesResourcesAndTimeTheServerNeeds() throws IOException {
+    void theDeploymentGivesResourcesAndTimeTheServerNeeds() throws Exception {
         PodSpec pod = KubernetesManifests.one(Deployment.class).getSpec().getTemplate().getSpec();
         Container container = onlyContainer(pod);
 
@@ -145,15 +145,18 @@ class KubernetesManifestsTest {
                 Quantity.getAmountInBytes(container.getResources().getRequests().get("memory")));
         assertNotNull(container.getResources().getRequests().get("cpu"), "the autoscaler needs a CPU request");
 
-        // After SIGTERM the server gives in-flight generations quarkus.shutdown.timeout to finish; the pod must
-        // not be killed before that.
+        // After SIGTERM the server gives admitted requests laneway.shutdown.grace-seconds, the clients of those it
+        // ends 5 s, and the answers being written quarkus.shutdown.timeout; the pod must not be killed before that.
         Properties application = new Properties();
         try (var in = Files.newBufferedReader(Path.of("src", "main", "resources", "application.properties"))) {
             application.load(in);
         }
         Duration shutdown = Duration.parse("PT" + application.getProperty("quarkus.shutdown.timeout").toUpperCase());
-        assertTrue(pod.getTerminationGracePeriodSeconds() > shutdown.toSeconds(),
-                "grace period " + pod.getTerminationGracePeriodSeconds() + "s, shutdown timeout " + shutdown);
+        int grace = Integer.parseInt(dev.laneway.runtime.serve.LanewayConfig.Shutdown.class
+                .getMethod("graceSeconds").getAnnotation(io.smallrye.config.WithDefault.class).value());
+        long drain = grace + 5 + shutdown.toSeconds();
+        assertTrue(pod.getTerminationGracePeriodSeconds() > drain,
+                "grace period " + pod.getTerminationGracePeriodSeconds() + "s, the server's drain " + drain + "s");
 
         // Loading a model takes time: the startup probe holds liveness back for at least ten minutes.
         Probe startup = container.getStartupProbe();
