@@ -516,6 +516,63 @@ class ScriptedServerTest {
                 .body("choices[0].text", equalTo("next"));
     }
 
+    /**
+     * Hostile clients: 2,000 connections held open idle, 200 sending their headers a byte at a time and never ending
+     * them, and a storm of 200 streamed requests whose clients vanish at once. Health checks answer within a second
+     * throughout, every abandoned generation ends, and the server then serves a request as before.
+     */
+    @Test
+    void healthAnswersWhileThousandsOfConnectionsIdleDripAndVanish() throws Exception {
+        List<Socket> held = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 2000; i++) {
+                held.add(new Socket(server.getHost(), server.getPort()));
+            }
+            for (int i = 0; i < 200; i++) {
+                Socket drip = new Socket(server.getHost(), server.getPort());
+                drip.getOutputStream().write("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
+                        .getBytes(StandardCharsets.US_ASCII));
+                held.add(drip);
+            }
+            long worst = healthMillis();
+            for (int round = 0; round < 5; round++) {
+                for (Socket drip : held.subList(2000, 2200)) {
+                    drip.getOutputStream().write('a');
+                }
+                worst = Math.max(worst, healthMillis());
+            }
+            List<Socket> storm = new java.util.ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                storm.add(openRequest("{\"prompt\":\"forever:\",\"stream\":true}"));
+            }
+            worst = Math.max(worst, healthMillis());
+            for (Socket s : storm) {
+                s.setSoLinger(true, 0);  // a reset, not a polite close
+                s.close();
+            }
+            worst = Math.max(worst, healthMillis());
+            assertTrue(worst < 1000, "the slowest health check took " + worst + " ms");
+            System.out.printf("hostile clients: 2,200 connections held, 200 vanished; slowest health check %d ms%n",
+                    worst);
+        } finally {
+            for (Socket s : held) {
+                s.close();
+            }
+        }
+        for (int i = 0; i < 500 && !given().get("/q/metrics").asString().contains("laneway_streams_busy 0.0"); i++) {
+            Thread.sleep(10);
+        }
+        post("/v1/completions", "{\"prompt\":\"say:after\"}").then().statusCode(200)
+                .body("choices[0].text", equalTo("after"));
+    }
+
+    /** One health check's time, in milliseconds; it must answer 200. */
+    private long healthMillis() {
+        long start = System.nanoTime();
+        given().get("/health").then().statusCode(200);
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
     @Test
     void aClientThatLeavesBeforeAWholeAnswerStopsItsGeneration() throws Exception {
         try (Socket socket = openRequest("{\"prompt\":\"forever:\"}")) {
