@@ -42,7 +42,7 @@ public class ApiKeyFilter {
         }
         key.ifPresent(k -> {
             byte[] expected = sha256(k);
-            router.route().order(Integer.MIN_VALUE + 1).handler(ctx -> check(ctx, expected));
+            router.route().order(Integer.MIN_VALUE + 2).handler(ctx -> check(ctx, expected));
         });
     }
 

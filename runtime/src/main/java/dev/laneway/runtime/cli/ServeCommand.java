@@ -50,6 +50,11 @@ final class ServeCommand implements Callable<Integer> {
             description = "As --api-key, with the key on the first line of FILE (it shows in no process listing).")
     Path apiKeyFile;
 
+    @Option(names = "--cors-origins", paramLabel = "ORIGINS", split = ",",
+            description = "Origins whose web pages may read the answers (https://chat.example; localhost: any loopback"
+                    + " origin; *: any); default: none, no CORS headers.")
+    List<String> corsOrigins;
+
     @Option(names = "--temp", paramLabel = "T", description = "Default temperature (default: 0.8; 0 is greedy).")
     Double temperature;
 
@@ -232,6 +237,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (apiKeyFile != null) {
             settings.put("laneway.api-key-file", apiKeyFile.toAbsolutePath().toString());
+        }
+        if (corsOrigins != null && !corsOrigins.isEmpty()) {
+            settings.put("laneway.cors.origins", String.join(",", corsOrigins));
         }
         putIfSet(settings, "laneway.sampling.temperature", temperature);
         putIfSet(settings, "laneway.sampling.top-k", topK == null ? null : Math.max(0, topK));

@@ -112,6 +112,9 @@ public interface LanewayConfig {
     /** How device faults are absorbed. */
     Faults faults();
 
+    /** Cross-origin requests from web pages. */
+    Cors cors();
+
     /** How the server stops. */
     Shutdown shutdown();
 
@@ -165,6 +168,15 @@ public interface LanewayConfig {
         /** Seconds a generation may go without progress before it is failed and its context dropped; 0 disables. */
         @WithDefault("60")
         int seconds();
+    }
+
+    /** Cross-origin settings. */
+    interface Cors {
+        /**
+         * The origins whose pages may read the server's answers ({@code https://chat.example}; {@code localhost}: any
+         * loopback origin; {@code *}: any); unset: none, no CORS header at all.
+         */
+        Optional<List<String>> origins();
     }
 
     /** Device fault settings. */

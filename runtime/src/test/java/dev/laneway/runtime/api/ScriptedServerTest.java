@@ -128,6 +128,17 @@ class ScriptedServerTest {
         return String.join(",", java.util.Collections.nCopies(times, item));
     }
 
+    /** Without an allow-list no page of another origin may read an answer: no CORS header, preflight or not. */
+    @Test
+    void corsIsOffByDefault() {
+        given().header("Origin", "http://localhost:3000").get("/v1/models").then().statusCode(200)
+                .header("Access-Control-Allow-Origin", nullValue());
+        Response preflight = given().header("Origin", "http://localhost:3000")
+                .header("Access-Control-Request-Method", "POST").options("/v1/completions");
+        assertNull(preflight.header("Access-Control-Allow-Origin"), preflight.asString());
+        assertNull(preflight.header("Access-Control-Allow-Methods"), preflight.asString());
+    }
+
     /** One request over a fresh connection, with the given Host header; the whole answer. */
     private String raw(String requestLine, String host, String body) throws Exception {
         try (Socket socket = new Socket(server.getHost(), server.getPort())) {

@@ -49,6 +49,36 @@ class StoriesApiKeyTest {
         given().header("Authorization", "Bearer " + StoriesProfile.API_KEY).get("/v1/models").then().statusCode(200);
     }
 
+    /**
+     * Cross-origin pages on the allow-list (https://chat.example, any loopback origin) may read answers: their
+     * preflight is answered before the key is asked for, and an answer to them carries their origin; any other
+     * origin gets no CORS header, on its preflight or its request.
+     */
+    @Test
+    void pagesOfAllowedOriginsMayReadAnswersAndOthersMayNot() {
+        for (String origin : new String[]{"https://chat.example", "http://localhost:5173", "http://127.0.0.1",
+                "http://[::1]:3000"}) {
+            given().header("Origin", origin).header("Access-Control-Request-Method", "POST")
+                    .header("Access-Control-Request-Headers", "Authorization, Content-Type")
+                    .options("/v1/chat/completions").then().statusCode(200)
+                    .header("Access-Control-Allow-Origin", equalTo(origin))
+                    .header("Access-Control-Allow-Methods", equalTo(CorsFilter.METHODS));
+            given().header("Origin", origin).header("Authorization", "Bearer " + StoriesProfile.API_KEY)
+                    .get("/v1/models").then().statusCode(200).header("Access-Control-Allow-Origin", equalTo(origin));
+        }
+        for (String origin : new String[]{"https://evil.example", "http://localhost.evil.example",
+                "https://chat.example.evil", "null"}) {
+            given().header("Origin", origin).header("Access-Control-Request-Method", "POST")
+                    .options("/v1/chat/completions").then().statusCode(200)
+                    .header("Access-Control-Allow-Origin", org.hamcrest.Matchers.nullValue());
+            given().header("Origin", origin).header("Authorization", "Bearer " + StoriesProfile.API_KEY)
+                    .get("/v1/models").then().statusCode(200)
+                    .header("Access-Control-Allow-Origin", org.hamcrest.Matchers.nullValue());
+        }
+        // a request that is not a preflight still needs the key
+        given().header("Origin", "https://chat.example").get("/v1/models").then().statusCode(401);
+    }
+
     @Test
     void healthChecksNeedNoKey() {
         given().get("/health").then().statusCode(200).body("status", equalTo("ok"));

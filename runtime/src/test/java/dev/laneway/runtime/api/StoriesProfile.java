@@ -115,6 +115,7 @@ public class StoriesProfile implements QuarkusTestProfile {
                 file.toFile().deleteOnExit();
                 java.nio.file.Files.writeString(file, "  " + API_KEY + " \nnot part of the key\n");
                 config.put("laneway.api-key-file", file.toString());
+                config.put("laneway.cors.origins", "https://chat.example,localhost");
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
