@@ -108,6 +108,7 @@ public final class GgufFile {
             for (TensorInfo info : infos) {
                 tensors.add(map(path, ch, info, dataOffset, alignment));
             }
+            checkOverlaps(path, infos, dataOffset);
             return new GgufFile(path, version, metadata, tensors, dataOffset);
         }
     }
@@ -153,6 +154,25 @@ public final class GgufFile {
             shape[d] = ne[nDims - 1 - d];
         }
         return new TensorInfo(name, at, shape, dtype, offset, elements);
+    }
+
+    /**
+     * Refuses tensors whose data overlap: one tensor's bytes read as another's would give both wrong values. (Each has
+     * been mapped already, so its size is known not to overflow.)
+     */
+    private static void checkOverlaps(Path path, List<TensorInfo> infos, long dataOffset) throws FormatException {
+        List<TensorInfo> sorted = new ArrayList<>(infos);
+        sorted.sort(java.util.Comparator.comparingLong(TensorInfo::offset));
+        for (int i = 1; i < sorted.size(); i++) {
+            TensorInfo a = sorted.get(i - 1);
+            TensorInfo b = sorted.get(i);
+            long aEnd = a.offset + a.dtype.bytesFor(a.elements);
+            if (b.offset < aEnd && b.dtype.bytesFor(b.elements) > 0) {
+                throw new FormatException(path, b.infoOffset, "tensors " + a.name + " (bytes " + (dataOffset
+                        + a.offset) + " to " + (dataOffset + aEnd) + ") and " + b.name + " (from byte "
+                        + (dataOffset + b.offset) + ") overlap");
+            }
+        }
     }
 
     private static Tensor map(Path path, FileChannel ch, TensorInfo t, long dataOffset, long alignment)

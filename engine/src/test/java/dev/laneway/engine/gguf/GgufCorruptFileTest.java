@@ -114,6 +114,19 @@ class GgufCorruptFileTest {
         fails(cut, "at byte 24", "tensor blk.0.w data (32 bytes at offset 64) runs past the end of the file (92 bytes)");
     }
 
+    /** Two tensors over the same bytes would each read the other's values: refused, wholly or partly shared. */
+    @Test
+    void rejectsOverlappingTensors() throws IOException {
+        fails(header(2, 0).str("a").u32(1).u64(8).u32(0).u64(0).str("b").u32(1).u64(8).u32(0).u64(0).align(32)
+                .zeros(64).bytes(), "tensors a (bytes 96 to 128) and b (from byte 96) overlap");
+        fails(header(2, 0).str("a").u32(1).u64(16).u32(0).u64(0).str("b").u32(1).u64(8).u32(0).u64(32).align(32)
+                .zeros(96).bytes(), "tensors a (bytes 96 to 160) and b (from byte 128) overlap");
+        Path adjacent = dir.resolve("adjacent.gguf");
+        Files.write(adjacent, header(2, 0).str("a").u32(1).u64(16).u32(0).u64(0).str("b").u32(1).u64(8).u32(0)
+                .u64(64).align(32).zeros(96).bytes());
+        org.junit.jupiter.api.Assertions.assertEquals(2, GgufFile.open(adjacent).tensors().size());
+    }
+
     @Test
     void rejectsUnsupportedAndUnknownTensorTypes() throws IOException {
         fails(tensorInfo("w", 16, 256).bytes(), "at byte 24", "tensor w has ggml type 16 (IQ2_XXS), which is not"
