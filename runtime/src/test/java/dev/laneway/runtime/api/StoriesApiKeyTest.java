@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /** With {@code --api-key}, every endpoint but the health checks needs the key. */
 @QuarkusTest
@@ -77,6 +78,19 @@ class StoriesApiKeyTest {
         }
         // a request that is not a preflight still needs the key
         given().header("Origin", "https://chat.example").get("/v1/models").then().statusCode(401);
+    }
+
+    /** The key is never told back: no readiness data, metric, diagnostic, property or slot report holds it. */
+    @Test
+    void noAnswerHoldsTheKey() {
+        for (String path : new String[]{"/q/health/ready", "/q/health/live", "/health", "/q/metrics", "/metrics",
+                "/v1/diagnostics", "/props", "/slots", "/v1/models", "/q/health"}) {
+            String body = given().header("Authorization", "Bearer " + StoriesProfile.API_KEY).get(path).asString();
+            assertFalse(body.contains(StoriesProfile.API_KEY), path + " holds the key");
+        }
+        String refused = given().header("Authorization", "Bearer " + StoriesProfile.API_KEY + "x").get("/v1/models")
+                .asString();
+        assertFalse(refused.contains(StoriesProfile.API_KEY), "the refusal of a wrong key echoes it");
     }
 
     @Test
