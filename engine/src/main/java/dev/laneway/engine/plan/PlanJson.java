@@ -36,19 +36,25 @@ public final class PlanJson {
      */
     public static Optional<Plan> readIfLaneways(Path file) throws IOException {
         JsonNode root = tree(file);
-        JsonNode format = root == null ? null : root.get("format");
-        if (root == null || !root.isObject() || format == null || !Plan.FORMAT.equals(format.asText())) {
+        JsonNode format = root.get("format");
+        if (!root.isObject() || format == null || !Plan.FORMAT.equals(format.asText())) {
             return Optional.empty();
         }
         return Optional.of(new Reader(file).plan(root));
     }
 
+    /** The file's JSON; the parser reads the bytes, so text that is not UTF-8 is reported as invalid JSON too. */
     private static JsonNode tree(Path file) throws IOException {
+        JsonNode root;
         try {
-            return JSON.readTree(Files.readString(file));
+            root = JSON.readTree(Files.readAllBytes(file));
         } catch (JsonProcessingException e) {
             throw new FormatException(file, "not valid JSON: " + e.getOriginalMessage());
         }
+        if (root == null || root.isMissingNode()) {
+            throw new FormatException(file, "empty, expected a JSON object");
+        }
+        return root;
     }
 
     public static void write(Plan plan, Path file) throws IOException {
