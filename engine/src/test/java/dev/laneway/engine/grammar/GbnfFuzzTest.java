@@ -18,8 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
  * the JSON primitives, and the crashes fuzzing found.
  */
 class GbnfFuzzTest {
-    /** What the largest grammar Laneway expands may take, and the text of a repetition on top per byte. */
-    private static final AllocationBudget BUDGET = new AllocationBudget(64 << 20, 4096);
+    /** What the largest grammar Laneway expands (GbnfParser.MAX_ELEMENTS) may take, and a generous multiple per byte. */
+    private static final AllocationBudget BUDGET = new AllocationBudget(48 << 20, 4096);
 
     @FuzzTest(maxDuration = "60s")
     void checkAnyText(byte[] bytes) throws Exception {

@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
  */
 class JsonSchemaGrammarFuzzTest {
     private static final String FIELD = "response_format.json_schema.schema";
-    private static final AllocationBudget BUDGET = new AllocationBudget(64 << 20, 4096);
+    private static final AllocationBudget BUDGET = new AllocationBudget(48 << 20, 4096);
 
     @FuzzTest(maxDuration = "60s")
     void checkAnyText(byte[] bytes) throws Exception {

@@ -36,7 +36,7 @@ class Q4nxFuzzTest {
             try {
                 q4nx = Q4nxFile.open(file);
             } catch (FormatException e) {
-                assertTrue(e.getMessage().startsWith(file + " "), e.getMessage());
+                assertTrue(e.getMessage().startsWith(file.toString()), e.getMessage());
                 return;
             }
             for (Tensor t : q4nx.tensors()) {
@@ -49,7 +49,7 @@ class Q4nxFuzzTest {
                     data.get(0);
                     data.get(data.limit() - 1);
                 } catch (FormatException e) {
-                    assertTrue(e.getMessage().startsWith(file + " "), e.getMessage());
+                    assertTrue(e.getMessage().startsWith(file.toString()), e.getMessage());
                 }
             }
         });

@@ -25,7 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and the crashes fuzzing found.
  */
 class TokenizerFilesFuzzTest {
-    private static final AllocationBudget BUDGET = new AllocationBudget(1 << 20, 64);
+    /** The id tables of a vocabulary with TokenizerJson.MAX_MISSING_IDS missing ids, and more. */
+    private static final AllocationBudget BUDGET = new AllocationBudget(4 << 20, 64);
 
     @FuzzTest(maxDuration = "60s")
     void readAnyBytes(byte[] bytes) throws Exception {
