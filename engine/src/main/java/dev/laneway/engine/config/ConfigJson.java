@@ -87,7 +87,8 @@ public final class ConfigJson {
                     layers,
                     heads,
                     f.optionalInt("num_key_value_heads").orElse(heads),
-                    f.optionalInt("head_dim").orElse(hidden / heads),
+                    // with no heads, ModelConfig names num_attention_heads rather than head_dim
+                    f.optionalInt("head_dim").orElse(heads > 0 ? hidden / heads : 1),
                     f.requiredInt("intermediate_size"),
                     f.requiredInt("vocab_size"),
                     maxPositions,

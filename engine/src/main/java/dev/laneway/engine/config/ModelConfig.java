@@ -54,6 +54,9 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                           double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping,
                           double partialRotaryFactor, Experts experts, double attnLogitSoftcapping) {
 
+    /** The widest head Laneway serves; the widest of published models is 256. */
+    public static final int MAX_HEAD_DIM = 1 << 14;
+
     /** A dense config without Gemma's sliding window, query scalar or soft-capping. */
     public ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
                        int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
@@ -74,6 +77,11 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         positive("num_attention_heads", numAttentionHeads);
         positive("num_key_value_heads", numKeyValueHeads);
         positive("head_dim", headDim);
+        if (headDim > MAX_HEAD_DIM) {
+            // the RoPE table below is sized by it
+            throw new IllegalArgumentException("head_dim " + headDim + " is over " + MAX_HEAD_DIM
+                    + ", the most Laneway supports");
+        }
         positive("intermediate_size", intermediateSize);
         positive("vocab_size", vocabSize);
         positive("max_position_embeddings", maxPositionEmbeddings);
