@@ -45,11 +45,15 @@ public final class PlanJson {
 
     /** The file's JSON; the parser reads the bytes, so text that is not UTF-8 is reported as invalid JSON too. */
     private static JsonNode tree(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
         JsonNode root;
         try {
-            root = JSON.readTree(Files.readAllBytes(file));
+            root = JSON.readTree(bytes);
         } catch (JsonProcessingException e) {
             throw new FormatException(file, "not valid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            // the bytes decoded as another encoding of JSON (UTF-16 or UTF-32, as the parser detects them) and failed
+            throw new FormatException(file, "not valid JSON: " + e.getMessage());
         }
         if (root == null || root.isMissingNode()) {
             throw new FormatException(file, "empty, expected a JSON object");
