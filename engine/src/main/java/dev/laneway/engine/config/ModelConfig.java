@@ -93,6 +93,16 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
             throw new IllegalArgumentException("rope_theta and rms_norm_eps must be positive, got " + ropeTheta
                     + " and " + rmsNormEps);
         }
+        // an infinite value (a GGUF float of +inf, a JSON 1e999) has no config.json form to be written back in
+        for (double v : new double[] {ropeTheta, rmsNormEps, ropeLocalTheta, queryPreAttnScalar, finalLogitSoftcapping,
+                attnLogitSoftcapping}) {
+            if (Double.isInfinite(v)) {
+                throw new IllegalArgumentException("rope_theta " + ropeTheta + ", rms_norm_eps " + rmsNormEps
+                        + ", rope_local_base_freq " + ropeLocalTheta + ", query_pre_attn_scalar " + queryPreAttnScalar
+                        + ", final_logit_softcapping " + finalLogitSoftcapping + " or attn_logit_softcapping "
+                        + attnLogitSoftcapping + " is infinite");
+            }
+        }
         if (slidingWindow < 0 || slidingWindowPattern < 1 || !(ropeLocalTheta > 0) || queryPreAttnScalar < 0
                 || finalLogitSoftcapping < 0) {
             throw new IllegalArgumentException("sliding_window " + slidingWindow + ", sliding_window_pattern "
