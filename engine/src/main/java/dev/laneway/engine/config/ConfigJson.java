@@ -13,7 +13,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,7 +89,8 @@ public final class ConfigJson {
                     layers,
                     heads,
                     f.optionalInt("num_key_value_heads").orElse(heads),
-                    f.optionalInt("head_dim").orElse(hidden / heads),
+                    // with no heads, ModelConfig names num_attention_heads rather than head_dim
+                    f.optionalInt("head_dim").orElse(heads > 0 ? hidden / heads : 1),
                     f.requiredInt("intermediate_size"),
                     f.requiredInt("vocab_size"),
                     maxPositions,
@@ -276,6 +279,12 @@ public final class ConfigJson {
             return new FormatException(file, "missing required config.json field " + field);
         }
 
+        /** A number like 1e999 reads as infinity, which config.json could not be written back with. */
+        private FormatException tooLarge(String field) {
+            return new FormatException(file, "config.json field " + field + " holds a number too large for a double"
+                    + " (it reads as infinity)");
+        }
+
         private FormatException wrong(String field, JsonNode v, String expected) {
             return new FormatException(file, "config.json field " + field + " is " + v + ", expected " + expected);
         }
@@ -323,6 +332,9 @@ public final class ConfigJson {
             if (!v.isNumber()) {
                 throw wrong(field, v, "a number");
             }
+            if (!Double.isFinite(v.doubleValue())) {
+                throw tooLarge(field);
+            }
             return v.doubleValue();
         }
 
@@ -365,6 +377,15 @@ public final class ConfigJson {
             }
             if (!v.isObject()) {
                 throw wrong(field, v, "an object or null");
+            }
+            // kept as written, to be written again: every number in it must have a JSON form
+            Deque<JsonNode> nodes = new ArrayDeque<>(List.of(v));
+            while (!nodes.isEmpty()) {
+                JsonNode n = nodes.pop();
+                if (n.isNumber() && !Double.isFinite(n.doubleValue())) {
+                    throw tooLarge(field);
+                }
+                n.forEach(nodes::push);
             }
             return JSON.convertValue(v, LinkedHashMap.class);
         }

@@ -44,6 +44,11 @@ public final class GgufConfig {
         Architecture.Defaults defaults = architecture.defaults();
         int hidden = requiredInt(gguf, p + "embedding_length");
         int heads = requiredInt(gguf, p + "attention.head_count");
+        if (heads == 0) {
+            // before a head's width is derived from it
+            throw new FormatException(gguf.path(), "GGUF metadata " + p + "attention.head_count is 0, expected at"
+                    + " least one attention head");
+        }
         int kvHeads = optionalInt(gguf, p + "attention.head_count_kv").orElse(heads);
         boolean partialRotary = architecture.partialRotary();
         // Phi-3's rope.dimension_count is the rotated part of a head, not its size

@@ -54,6 +54,9 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
                           double ropeLocalTheta, double queryPreAttnScalar, double finalLogitSoftcapping,
                           double partialRotaryFactor, Experts experts, double attnLogitSoftcapping) {
 
+    /** The widest head Laneway serves; the widest of published models is 256. */
+    public static final int MAX_HEAD_DIM = 1 << 14;
+
     /** A dense config without Gemma's sliding window, query scalar or soft-capping. */
     public ModelConfig(String modelType, int hiddenSize, int numHiddenLayers, int numAttentionHeads,
                        int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
@@ -74,6 +77,11 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         positive("num_attention_heads", numAttentionHeads);
         positive("num_key_value_heads", numKeyValueHeads);
         positive("head_dim", headDim);
+        if (headDim > MAX_HEAD_DIM) {
+            // the RoPE table below is sized by it
+            throw new IllegalArgumentException("head_dim " + headDim + " is over " + MAX_HEAD_DIM
+                    + ", the most Laneway supports");
+        }
         positive("intermediate_size", intermediateSize);
         positive("vocab_size", vocabSize);
         positive("max_position_embeddings", maxPositionEmbeddings);
@@ -84,6 +92,16 @@ public record ModelConfig(String modelType, int hiddenSize, int numHiddenLayers,
         if (!(ropeTheta > 0) || !(rmsNormEps > 0)) {
             throw new IllegalArgumentException("rope_theta and rms_norm_eps must be positive, got " + ropeTheta
                     + " and " + rmsNormEps);
+        }
+        // an infinite value (a GGUF float of +inf, a JSON 1e999) has no config.json form to be written back in
+        for (double v : new double[] {ropeTheta, rmsNormEps, ropeLocalTheta, queryPreAttnScalar, finalLogitSoftcapping,
+                attnLogitSoftcapping}) {
+            if (Double.isInfinite(v)) {
+                throw new IllegalArgumentException("rope_theta " + ropeTheta + ", rms_norm_eps " + rmsNormEps
+                        + ", rope_local_base_freq " + ropeLocalTheta + ", query_pre_attn_scalar " + queryPreAttnScalar
+                        + ", final_logit_softcapping " + finalLogitSoftcapping + " or attn_logit_softcapping "
+                        + attnLogitSoftcapping + " is infinite");
+            }
         }
         if (slidingWindow < 0 || slidingWindowPattern < 1 || !(ropeLocalTheta > 0) || queryPreAttnScalar < 0
                 || finalLogitSoftcapping < 0) {

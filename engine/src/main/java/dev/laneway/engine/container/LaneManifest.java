@@ -5,9 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.format.FormatException;
+import dev.laneway.engine.format.JsonObjects;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -87,12 +89,8 @@ public record LaneManifest(String kernelSet, String device, Map<String, Integer>
      */
     public static LaneManifest read(Path dir) throws IOException {
         Path file = dir.resolve(FILE);
-        JsonNode root;
-        try {
-            root = JSON.readTree(Files.readString(file));
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new FormatException(file, "not valid JSON: " + e.getOriginalMessage());
-        }
+        JsonNode root = JsonObjects.read(file, Files.readAllBytes(file),
+                "a JSON object with kernel_set, device, shape and kernels");
         String kernelSet = text(root, "kernel_set", file);
         String device = text(root, "device", file);
         JsonNode shapeNode = root.get("shape");
@@ -102,7 +100,7 @@ public record LaneManifest(String kernelSet, String device, Map<String, Integer>
         Map<String, Integer> shape = new LinkedHashMap<>();
         for (String f : SHAPE_FIELDS) {
             JsonNode v = shapeNode.get(f);
-            if (v == null || !v.canConvertToInt()) {
+            if (v == null || !v.isIntegralNumber() || !v.canConvertToInt()) {
                 throw new FormatException(file, "shape." + f + ": missing or not an integer");
             }
             shape.put(f, v.intValue());
@@ -113,9 +111,29 @@ public record LaneManifest(String kernelSet, String device, Map<String, Integer>
             if (!k.isArray()) {
                 throw new FormatException(file, "kernels: expected an array of file names");
             }
-            k.forEach(n -> kernels.add(n.asText()));
+            for (int i = 0; i < k.size(); i++) {
+                kernels.add(kernelFile(file, k.get(i), "kernels[" + i + "]"));
+            }
         }
         return new LaneManifest(kernelSet, device, shape, kernels);
+    }
+
+    /** A kernel file's name: a path inside the manifest's directory. */
+    private static String kernelFile(Path file, JsonNode name, String field) throws FormatException {
+        String expected = "expected the name of a file in the manifest's directory, was " + name;
+        if (!name.isTextual() || name.textValue().isBlank()) {
+            throw new FormatException(file, field + ": " + expected);
+        }
+        Path path;
+        try {
+            path = Path.of(name.textValue());
+        } catch (InvalidPathException e) {
+            throw new FormatException(file, field + ": " + expected);
+        }
+        if (path.isAbsolute() || path.normalize().startsWith("..") || path.normalize().toString().isEmpty()) {
+            throw new FormatException(file, field + ": " + expected);
+        }
+        return name.textValue();
     }
 
     private static String text(JsonNode root, String field, Path file) throws FormatException {

@@ -1,7 +1,9 @@
 package dev.laneway.engine.grammar;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +18,13 @@ import java.util.Map;
 final class GbnfParser {
     /** Repetition counts above this are refused: each repetition is expanded into grammar elements. */
     static final int MAX_REPEAT = 2000;
+    /** Groups nest at most this deep; the parser descends into each. */
+    static final int MAX_NESTING = 256;
+    /**
+     * The most elements a grammar may expand to, repetitions written out: room for a hundred strings of maxLength
+     * 1000 in a JSON schema (about 2000 each), and a bound on what one request's grammar costs to build.
+     */
+    static final int MAX_ELEMENTS = 1 << 18;
 
     private final String src;
     private int pos;
@@ -23,6 +32,10 @@ final class GbnfParser {
     private final List<String> names = new ArrayList<>();
     /** Each rule's alternatives, each a list of elements in {@link Grammar}'s encoding; null until defined. */
     private final List<List<List<int[]>>> rules = new ArrayList<>();
+    /** Groups open around the parser's position. */
+    private int nesting;
+    /** Elements made so far, copies included. */
+    private long elements;
 
     private GbnfParser(String src) {
         this.src = src;
@@ -104,17 +117,23 @@ final class GbnfParser {
                 }
                 int cp = character();
                 chars.add(new int[] {Grammar.CHARS, 1, cp, cp});
+                count(1);
             }
             return chars;
         }
         if (c == '[') {
+            count(1);
             return List.of(characterClass());
         }
         if (c == '.') {
             pos++;
+            count(1);
             return List.of(new int[] {Grammar.NOT_CHARS, 0});
         }
         if (c == '(') {
+            if (++nesting > MAX_NESTING) {
+                throw error("groups nest deeper than " + MAX_NESTING);
+            }
             pos++;
             space();
             int id = generated();
@@ -123,12 +142,15 @@ final class GbnfParser {
                 throw error("expected )");
             }
             pos++;
+            nesting--;
+            count(1);
             return List.of(new int[] {Grammar.REF, id});
         }
         if (c == '<') {
             throw error("token references (<...>) are not supported in grammars");
         }
         if (isNameChar(c)) {
+            count(1);
             return List.of(new int[] {Grammar.REF, id(name())});
         }
         throw error("unexpected character '" + c + "'");
@@ -172,6 +194,14 @@ final class GbnfParser {
         if (Math.max(min, max) > MAX_REPEAT) {
             throw error("repetitions above " + MAX_REPEAT + " are not supported");
         }
+        long copies = min + (max == -1 ? 1 : max - min);
+        if (item.size() > 1 && copies > 1) {
+            // A literal or sequence repeated is a rule of its own, so that each copy is one reference to it.
+            int r = generated();
+            rules.set(r, List.of(item));
+            item = List.of(new int[] {Grammar.REF, r});
+        }
+        count(copies * (item.size() + 1) + 1);
         List<int[]> out = new ArrayList<>();
         for (int i = 0; i < min; i++) {
             out.addAll(item);
@@ -350,6 +380,15 @@ final class GbnfParser {
         return names.size() - 1;
     }
 
+    /** Counts {@code n} more elements, refusing a grammar that expands beyond {@link #MAX_ELEMENTS}. */
+    private void count(long n) {
+        elements += n;
+        if (elements > MAX_ELEMENTS) {
+            throw new GrammarException("the grammar expands to more than " + MAX_ELEMENTS + " elements (each"
+                    + " repetition is written out as copies of what it repeats); repeat less, or less at a time");
+        }
+    }
+
     private GrammarException error(String what) {
         int line = 1;
         int column = 1;
@@ -399,45 +438,92 @@ final class GbnfParser {
         return new Grammar(Arrays.copyOf(code, size), alts, root);
     }
 
-    /** A left-recursive rule would expand forever; llama.cpp refuses them too. */
+    /**
+     * A left-recursive rule would expand forever; llama.cpp refuses them too. Both passes take time in proportion to
+     * the grammar and keep their own stacks: a grammar of many rules must not exhaust the thread's.
+     */
     private void refuseLeftRecursion() {
+        boolean[] nullable = nullable();
         int n = rules.size();
-        boolean[] nullable = new boolean[n];
-        for (boolean changed = true; changed; ) {
-            changed = false;
-            for (int r = 0; r < n; r++) {
-                if (!nullable[r] && rules.get(r).stream().anyMatch(alt -> alt.stream().allMatch(e ->
-                        e[0] == Grammar.REF && nullable[e[1]]))) {
-                    nullable[r] = true;
-                    changed = true;
+        // The rules each rule may start with: its alternatives' leading references, past nullable ones.
+        int[][] leading = new int[n][];
+        for (int r = 0; r < n; r++) {
+            List<Integer> first = new ArrayList<>();
+            for (List<int[]> alt : rules.get(r)) {
+                for (int[] e : alt) {
+                    if (e[0] != Grammar.REF) {
+                        break;
+                    }
+                    first.add(e[1]);
+                    if (!nullable[e[1]]) {
+                        break;
+                    }
                 }
             }
+            leading[r] = first.stream().mapToInt(Integer::intValue).toArray();
         }
-        int[] mark = new int[n];
+        int[] mark = new int[n];  // 0 unseen, 1 on the path being followed, 2 done
         for (int r = 0; r < n; r++) {
-            leftDepthFirst(r, nullable, mark);
+            if (mark[r] != 0) {
+                continue;
+            }
+            Deque<int[]> path = new ArrayDeque<>();  // {rule, index of the next leading rule to follow}
+            path.push(new int[] {r, 0});
+            mark[r] = 1;
+            while (!path.isEmpty()) {
+                int[] top = path.peek();
+                if (top[1] == leading[top[0]].length) {
+                    mark[top[0]] = 2;
+                    path.pop();
+                    continue;
+                }
+                int next = leading[top[0]][top[1]++];
+                if (mark[next] == 1) {
+                    throw new GrammarException("rule " + names.get(next) + " is left-recursive");
+                }
+                if (mark[next] == 0) {
+                    mark[next] = 1;
+                    path.push(new int[] {next, 0});
+                }
+            }
         }
     }
 
-    private void leftDepthFirst(int r, boolean[] nullable, int[] mark) {
-        if (mark[r] == 2) {
-            return;
+    /** The rules that may match the empty text: those with an alternative of nullable references only. */
+    private boolean[] nullable() {
+        int n = rules.size();
+        boolean[] nullable = new boolean[n];
+        // For each alternative of references only, the references not yet known nullable; each rule's uses in them.
+        List<int[]> alternatives = new ArrayList<>();  // {rule, references left}
+        List<List<Integer>> usedIn = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            usedIn.add(new ArrayList<>());
         }
-        if (mark[r] == 1) {
-            throw new GrammarException("rule " + names.get(r) + " is left-recursive");
-        }
-        mark[r] = 1;
-        for (List<int[]> alt : rules.get(r)) {
-            for (int[] e : alt) {
-                if (e[0] != Grammar.REF) {
-                    break;
-                }
-                leftDepthFirst(e[1], nullable, mark);
-                if (!nullable[e[1]]) {
-                    break;
+        Deque<Integer> found = new ArrayDeque<>();
+        for (int r = 0; r < n; r++) {
+            for (List<int[]> alt : rules.get(r)) {
+                if (alt.stream().allMatch(e -> e[0] == Grammar.REF)) {
+                    int a = alternatives.size();
+                    alternatives.add(new int[] {r, alt.size()});
+                    for (int[] e : alt) {
+                        usedIn.get(e[1]).add(a);
+                    }
+                    if (alt.isEmpty() && !nullable[r]) {
+                        nullable[r] = true;
+                        found.add(r);
+                    }
                 }
             }
         }
-        mark[r] = 2;
+        while (!found.isEmpty()) {
+            for (int a : usedIn.get(found.poll())) {
+                int[] alt = alternatives.get(a);
+                if (--alt[1] == 0 && !nullable[alt[0]]) {
+                    nullable[alt[0]] = true;
+                    found.add(alt[0]);
+                }
+            }
+        }
+        return nullable;
     }
 }

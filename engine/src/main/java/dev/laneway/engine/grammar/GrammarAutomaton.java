@@ -1,7 +1,10 @@
 package dev.laneway.engine.grammar;
 
+import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -41,8 +44,9 @@ final class GrammarAutomaton {
         this.maskWords = (logitsVocab + 63) >>> 6;
         Set<Frame> initial = new LinkedHashSet<>();
         boolean[] accepting = new boolean[1];
+        Set<FrameKey> seen = new HashSet<>();
         for (int alt : grammar.alternatives(grammar.root())) {
-            expand(alt, null, initial, accepting);
+            expand(alt, null, initial, accepting, seen);
         }
         this.start = nodeOf(state(initial, accepting[0]));
     }
@@ -194,9 +198,10 @@ final class GrammarAutomaton {
     private State advance(State s, int cp) {
         Set<Frame> out = new LinkedHashSet<>();
         boolean[] accepting = new boolean[1];
+        Set<FrameKey> seen = new HashSet<>();
         for (Frame f : s.stacks) {
             if (grammar.matches(f.pos, cp)) {
-                expand(grammar.next(f.pos), f.below, out, accepting);
+                expand(grammar.next(f.pos), f.below, out, accepting, seen);
             }
         }
         return state(out, accepting[0]);
@@ -205,25 +210,36 @@ final class GrammarAutomaton {
     /**
      * Adds the stacks that continue at {@code pos} above {@code below}, expanded until each top is a character
      * element; an alternative's end returns to the stack below, and the end of the whole grammar makes it accepting.
+     * Depth first, on a stack of its own, and each (position, stack below) once: nullable rules in a row would
+     * otherwise be followed down every combination of their alternatives, and deep on the thread's stack.
      */
-    private void expand(int pos, Frame below, Set<Frame> out, boolean[] accepting) {
-        switch (grammar.kind(pos)) {
-            case Grammar.END -> {
-                if (below == null) {
-                    accepting[0] = true;
-                } else {
-                    expand(below.pos, below.below, out, accepting);
-                }
+    private void expand(int pos, Frame below, Set<Frame> out, boolean[] accepting, Set<FrameKey> seen) {
+        Deque<FrameKey> work = new ArrayDeque<>();
+        work.push(new FrameKey(pos, below));
+        while (!work.isEmpty()) {
+            FrameKey at = work.pop();
+            if (!seen.add(at)) {
+                continue;
             }
-            case Grammar.REF -> {
-                int after = grammar.next(pos);
-                // A reference that ends its alternative needs no return position (the repetitions stay flat).
-                Frame returnTo = grammar.kind(after) == Grammar.END ? below : frame(after, below);
-                for (int alt : grammar.alternatives(grammar.rule(pos))) {
-                    expand(alt, returnTo, out, accepting);
+            switch (grammar.kind(at.pos())) {
+                case Grammar.END -> {
+                    if (at.below() == null) {
+                        accepting[0] = true;
+                    } else {
+                        work.push(new FrameKey(at.below().pos, at.below().below));
+                    }
                 }
+                case Grammar.REF -> {
+                    int after = grammar.next(at.pos());
+                    // A reference that ends its alternative needs no return position (the repetitions stay flat).
+                    Frame returnTo = grammar.kind(after) == Grammar.END ? at.below() : frame(after, at.below());
+                    int[] alternatives = grammar.alternatives(grammar.rule(at.pos()));
+                    for (int i = alternatives.length - 1; i >= 0; i--) {
+                        work.push(new FrameKey(alternatives[i], returnTo));
+                    }
+                }
+                default -> out.add(frame(at.pos(), at.below()));
             }
-            default -> out.add(frame(pos, below));
         }
     }
 

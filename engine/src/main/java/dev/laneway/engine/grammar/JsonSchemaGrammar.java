@@ -31,6 +31,8 @@ public final class JsonSchemaGrammar {
     private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema",
             "$id", "$comment", "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "strict", "name");
     private static final int MAX_ITEMS = 1000;
+    /** The characters of a schema path a rule name keeps. */
+    private static final int NAME_PATH = 48;
 
     private static final Map<String, String> PRIMITIVES = new LinkedHashMap<>();
 
@@ -64,7 +66,8 @@ public final class JsonSchemaGrammar {
     private final String prefix;
     private final Map<String, String> rules = new LinkedHashMap<>();
     private final Map<String, String> refRules = new HashMap<>();
-    private final Map<String, String> tails = new HashMap<>();
+    /** The next suffix to try for each rule name base, so that names are found without trying each taken one. */
+    private final Map<String, Integer> suffixes = new HashMap<>();
 
     private JsonSchemaGrammar(JsonNode root, String field, String prefix) {
         this.root = root;
@@ -310,31 +313,40 @@ public final class JsonSchemaGrammar {
                     + value));
             mandatory.add(required.contains(p.getKey()));
         }
-        tails.clear();
-        return "\"{\" space " + members(pairs, mandatory, 0, true, path) + " \"}\" space";
+        return "\"{\" space " + members(pairs, mandatory, path) + " \"}\" space";
     }
 
     /**
-     * The members from {@code i} on, in order: each required one present, each optional one present or not, with a
-     * comma before every member but the first present.
+     * The members in order: each required one present, each optional one present or not, with a comma before every
+     * member but the first present. Each tail (the members from i on, after a member or at the start) is a rule of
+     * its own, so that the alternatives of optional members grow linearly, not doubly; the tails are made from the
+     * last member back, without recursion, as a schema may have thousands of properties.
      */
-    private String members(List<String> pairs, List<Boolean> mandatory, int i, boolean first, String path) {
-        if (i == pairs.size()) {
-            return "\"\"";
+    private String members(List<String> pairs, List<Boolean> mandatory, String path) {
+        int n = pairs.size();
+        String[] afterMember = new String[n + 1];  // the members from i on, after a member: each with its comma
+        afterMember[n] = "\"\"";
+        for (int i = n - 1; i >= 1; i--) {
+            afterMember[i] = tail(pairs.get(i), mandatory.get(i), false, afterMember[i + 1], afterMember[i + 1],
+                    path + "-from-" + i + "n");
         }
-        String key = i + (first ? "f" : "n");
-        String known = tails.get(key);
-        if (known != null) {
-            return known;
+        // The members from i on at the start, for each i up to the first required member.
+        int last = 0;
+        while (last < n - 1 && !mandatory.get(last)) {
+            last++;
         }
-        String comma = first ? "" : "\",\" space ";
-        String present = comma + pairs.get(i) + " " + members(pairs, mandatory, i + 1, false, path);
-        String body = mandatory.get(i) ? present
-                : present + " | " + members(pairs, mandatory, i + 1, first, path);
-        // Each tail is a rule of its own: the alternatives of optional members then grow linearly, not doubly.
-        String name = rule(path + "-from-" + key, body);
-        tails.put(key, name);
-        return name;
+        String atStart = "\"\"";
+        for (int i = last; i >= 0; i--) {
+            atStart = tail(pairs.get(i), mandatory.get(i), true, afterMember[i + 1], atStart,
+                    path + "-from-" + i + "f");
+        }
+        return atStart;
+    }
+
+    /** The members from one on: it (after a comma unless first) then {@code afterIt}, or, if optional, {@code without}. */
+    private String tail(String pair, boolean required, boolean first, String afterIt, String without, String path) {
+        String present = (first ? "" : "\",\" space ") + pair + " " + afterIt;
+        return rule(path, required ? present : present + " | " + without);
     }
 
     private String ref(String ref, String path) {
@@ -365,11 +377,22 @@ public final class JsonSchemaGrammar {
         return name;
     }
 
+    /**
+     * A rule name from a schema path: its words joined by dashes, the path's last {@value #NAME_PATH} characters at
+     * most (a path grows with each level a schema nests, and names written out at every level would make the grammar
+     * grow with the square of the depth), made unique by a number.
+     */
     private String ruleName(String path) {
-        String base = prefix + "s" + path.replaceAll("[^A-Za-z0-9]+", "-").replaceAll("-+$", "");
+        String words = path.substring(Math.max(0, path.length() - 2 * NAME_PATH))
+                .replaceAll("[^A-Za-z0-9]+", "-").replaceAll("-+$", "");
+        if (words.length() > NAME_PATH) {
+            words = "-" + words.substring(words.length() - NAME_PATH).replaceAll("^-+", "");
+        }
+        String base = prefix + "s" + words;
         String name = base;
-        for (int i = 2; rules.containsKey(name) || PRIMITIVES.containsKey(name); i++) {
+        for (int i = suffixes.getOrDefault(base, 2); rules.containsKey(name) || PRIMITIVES.containsKey(name); i++) {
             name = base + "-" + i;
+            suffixes.put(base, i + 1);
         }
         return name;
     }

@@ -105,7 +105,8 @@ public record Matrix(String name, Layout layout, int rows, int cols, ByteBuffer 
         /** Bytes a rows×cols matrix takes, padding included. */
         public long bytes(int rows, int cols) {
             if (tiled()) {
-                return (long) roundUp(rows, TILE_ROWS) / TILE_ROWS * (roundUp(cols, TILE_COLS) / TILE_COLS) * tileBytes;
+                // in longs: a size near 2^31 rounds up past an int
+                return (rows + TILE_ROWS - 1L) / TILE_ROWS * ((cols + TILE_COLS - 1L) / TILE_COLS) * tileBytes;
             }
             return (long) rows * cols * elementBytes;
         }

@@ -36,19 +36,29 @@ public final class PlanJson {
      */
     public static Optional<Plan> readIfLaneways(Path file) throws IOException {
         JsonNode root = tree(file);
-        JsonNode format = root == null ? null : root.get("format");
-        if (root == null || !root.isObject() || format == null || !Plan.FORMAT.equals(format.asText())) {
+        JsonNode format = root.get("format");
+        if (!root.isObject() || format == null || !Plan.FORMAT.equals(format.asText())) {
             return Optional.empty();
         }
         return Optional.of(new Reader(file).plan(root));
     }
 
+    /** The file's JSON; the parser reads the bytes, so text that is not UTF-8 is reported as invalid JSON too. */
     private static JsonNode tree(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        JsonNode root;
         try {
-            return JSON.readTree(Files.readString(file));
+            root = JSON.readTree(bytes);
         } catch (JsonProcessingException e) {
             throw new FormatException(file, "not valid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            // the bytes decoded as another encoding of JSON (UTF-16 or UTF-32, as the parser detects them) and failed
+            throw new FormatException(file, "not valid JSON: " + e.getMessage());
         }
+        if (root == null || root.isMissingNode()) {
+            throw new FormatException(file, "empty, expected a JSON object");
+        }
+        return root;
     }
 
     public static void write(Plan plan, Path file) throws IOException {

@@ -44,7 +44,8 @@ public final class Q4nx {
 
     /** Tiles of a rows × cols matrix. */
     public static long tileCount(int rows, int cols) {
-        return (long) ((rows + Matrix.TILE_ROWS - 1) / Matrix.TILE_ROWS) * ((cols + Matrix.TILE_COLS - 1) / Matrix.TILE_COLS);
+        // in longs: a recorded shape near 2^31 rounds up past an int
+        return ((rows + Matrix.TILE_ROWS - 1L) / Matrix.TILE_ROWS) * ((cols + Matrix.TILE_COLS - 1L) / Matrix.TILE_COLS);
     }
 
     /** The tile shape {@code [paddedRows / 32, paddedCols / 256, tileBytes]}. */

@@ -185,6 +185,10 @@ public final class Q4nxFile {
      */
     public Matrix matrix(String name, int rows, int cols) throws FormatException {
         Tensor t = require(name);
+        if (rows < 1 || cols < 1) {
+            throw new FormatException(path(), 8, "tensor " + name + " " + Arrays.toString(t.shape()) + " as a " + rows
+                    + "x" + cols + " matrix: a weight matrix has at least one row and one column");
+        }
         long bytes = t.data().remaining();
         Matrix.Layout layout = switch (t.dtype()) {
             case F32 -> Matrix.Layout.F32;

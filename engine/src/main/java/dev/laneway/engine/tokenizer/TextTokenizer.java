@@ -50,7 +50,7 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
     private final Set<String> specialTexts;
 
     private TextTokenizer(String json, TokenizerJson tj, TokenizerConfig config, Set<Integer> extraEndIds,
-                          HuggingFaceTokenizer withSpecial) {
+                          HuggingFaceTokenizer withSpecial) throws IOException {
         this.withSpecial = withSpecial;
         this.withSpecialJson = tj.hasSpecialAddedTokens() ? json : null;
         this.plain = withSpecialJson == null ? withSpecial : null;

@@ -19,6 +19,8 @@ import java.util.Map;
  */
 final class TokenizerJson {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Ids without a token below the largest id (holes in a vocabulary), at most. */
+    static final int MAX_MISSING_IDS = 1 << 16;
 
     private final ObjectNode root;
     /** Token text by id; null where no token has that id. */
@@ -38,15 +40,24 @@ final class TokenizerJson {
         List<JsonNode> addedTokens = new ArrayList<>();
         root.path("added_tokens").forEach(addedTokens::add);
         for (JsonNode t : addedTokens) {
-            int id = t.path("id").asInt(-1);
+            JsonNode id = t.path("id");
             String content = t.path("content").asText(null);
-            if (id < 0 || content == null) {
-                throw new IOException("tokenizer.json: an added token without id or content: " + t);
+            if (!id.isIntegralNumber() || !id.canConvertToInt() || id.intValue() < 0 || content == null) {
+                throw new IOException("tokenizer.json: an added token without a non-negative integer id or without"
+                        + " content: " + t);
             }
-            byId.put(id, content);
-            ids.put(content, id);
+            byId.put(id.intValue(), content);
+            ids.put(content, id.intValue());
         }
-        int size = byId.keySet().stream().mapToInt(Integer::intValue).max().orElse(-1) + 1;
+        long idCount = byId.keySet().stream().mapToLong(Integer::longValue).max().orElse(-1) + 1;
+        // The id arrays are sized by the largest id: one far beyond the tokens listed is corruption, refused before
+        // the arrays are made.
+        if (idCount - byId.size() > MAX_MISSING_IDS) {
+            throw new IOException("tokenizer.json: token id " + (idCount - 1) + " leaves " + (idCount - byId.size())
+                    + " ids below it without a token (the file lists " + byId.size() + " tokens; at most "
+                    + MAX_MISSING_IDS + " ids may be missing)");
+        }
+        int size = (int) idCount;
         texts = new String[size];
         byId.forEach((id, text) -> texts[id] = text);
         added = new boolean[size];
@@ -76,8 +87,13 @@ final class TokenizerJson {
         if (vocab.isObject()) {
             for (Iterator<Map.Entry<String, JsonNode>> it = vocab.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
-                byId.put(e.getValue().asInt(), e.getKey());
-                ids.put(e.getKey(), e.getValue().asInt());
+                JsonNode id = e.getValue();
+                if (!id.isIntegralNumber() || !id.canConvertToInt() || id.intValue() < 0) {
+                    throw new IOException("tokenizer.json: model.vocab gives token " + e.getKey() + " the id " + id
+                            + ", expected a non-negative integer");
+                }
+                byId.put(id.intValue(), e.getKey());
+                ids.put(e.getKey(), id.intValue());
             }
         } else if (vocab.isArray()) {
             // Unigram: [[piece, score], ...] in id order
@@ -92,7 +108,11 @@ final class TokenizerJson {
         }
     }
 
-    private void readPostProcessor(JsonNode p, List<Integer> before, List<Integer> after) {
+    /**
+     * The ids the post-processor puts around a single text. Each must be a token of the vocabulary: the first is the
+     * BOS a chat template is rendered with.
+     */
+    private void readPostProcessor(JsonNode p, List<Integer> before, List<Integer> after) throws IOException {
         switch (p.path("type").asText("")) {
             case "TemplateProcessing" -> {
                 List<Integer> into = before;
@@ -102,19 +122,34 @@ final class TokenizerJson {
                     } else if (piece.has("SpecialToken")) {
                         String name = piece.get("SpecialToken").path("id").asText();
                         for (JsonNode id : p.path("special_tokens").path(name).path("ids")) {
-                            into.add(id.asInt());
+                            into.add(tokenId(id, "special token " + name));
                         }
                     }
                 }
             }
             case "BertProcessing", "RobertaProcessing" -> {
-                before.add(p.path("cls").path(1).asInt());
-                after.add(p.path("sep").path(1).asInt());
+                before.add(tokenId(p.path("cls").path(1), "cls token"));
+                after.add(tokenId(p.path("sep").path(1), "sep token"));
             }
-            case "Sequence" -> p.path("processors").forEach(q -> readPostProcessor(q, before, after));
+            case "Sequence" -> {
+                for (JsonNode q : p.path("processors")) {
+                    readPostProcessor(q, before, after);
+                }
+            }
             default -> {
             }
         }
+    }
+
+    /** An id the post-processor adds, which must name a token. */
+    private int tokenId(JsonNode id, String what) throws IOException {
+        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.intValue() < 0 || id.intValue() >= texts.length
+                || texts[id.intValue()] == null) {
+            throw new IOException("tokenizer.json: the post-processor's " + what + " has id "
+                    + (id.isMissingNode() ? "(none)" : id.toString()) + ", which is not a token of the vocabulary ("
+                    + texts.length + " ids)");
+        }
+        return id.intValue();
     }
 
     JsonNode decoder() {

@@ -6,6 +6,8 @@ import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.gguf.GgufFile;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,23 +60,34 @@ public final class TokenizerLoader {
         Path dir = json.toAbsolutePath().getParent();
         TokenizerConfig config = TokenizerConfig.EMPTY;
         if (Files.isRegularFile(configFile)) {
+            String text = utf8(configFile);
             try {
-                config = TokenizerConfig.parse(Files.readString(configFile, StandardCharsets.UTF_8));
+                config = TokenizerConfig.parse(text);
             } catch (IOException e) {
                 throw new FormatException(configFile, e.getMessage());
             }
         }
         Path jinja = dir.resolve("chat_template.jinja");
         if (config.chatTemplate().isEmpty() && Files.isRegularFile(jinja)) {
-            config = config.withChatTemplate(Files.readString(jinja, StandardCharsets.UTF_8));
+            config = config.withChatTemplate(utf8(jinja));
         }
         try {
-            return TextTokenizer.create(Files.readString(json, StandardCharsets.UTF_8), config,
+            return TextTokenizer.create(utf8(json), config,
                     generationEndIds(dir.resolve("generation_config.json")));
         } catch (FormatException e) {
             throw e;
         } catch (IOException e) {
             throw new FormatException(json, e.getMessage());
+        }
+    }
+
+    /** A file's text, which must be UTF-8: a malformed byte is reported as such, against the file. */
+    private static String utf8(Path file) throws IOException {
+        ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(file));
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(bytes).toString();
+        } catch (CharacterCodingException e) {
+            throw new FormatException(file, bytes.position(), "not UTF-8 text");
         }
     }
 

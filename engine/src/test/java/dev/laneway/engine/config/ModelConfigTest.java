@@ -234,6 +234,36 @@ class ModelConfigTest {
                 e.getMessage());
     }
 
+    /**
+     * No attention heads, in config.json or GGUF metadata, is refused by name before a head's width is derived from
+     * them (it was a division by zero), and a head too wide for its RoPE table before the table is made.
+     */
+    @Test
+    void refusesNoHeadsAndHeadsTooWide() throws IOException {
+        FormatException e = assertThrows(FormatException.class,
+                () -> parse(MINIMAL.replace("\"num_attention_heads\": 14", "\"num_attention_heads\": 0") + "}"));
+        assertEquals("cfg.json: num_attention_heads must be positive, got 0", e.getMessage());
+        e = assertThrows(FormatException.class, () -> parse(MINIMAL + ", \"head_dim\": 1073741824}"));
+        assertEquals("cfg.json: head_dim 1073741824 is over 16384, the most Laneway supports", e.getMessage());
+        Path none = new GgufBuilder(3).string("general.architecture", "qwen2").u32("qwen2.embedding_length", 896)
+                .u32("qwen2.attention.head_count", 0).write(dir.resolve("h.gguf"));
+        e = assertThrows(FormatException.class, () -> GgufConfig.from(GgufFile.open(none)));
+        assertEquals(none + ": GGUF metadata qwen2.attention.head_count is 0, expected at least one attention head",
+                e.getMessage());
+    }
+
+    /** 1e999 reads as infinity, which no config.json could be written back with: refused where it is read. */
+    @Test
+    void refusesInfiniteNumbers() {
+        FormatException e = assertThrows(FormatException.class, () -> parse(MINIMAL.replace("1e-6", "1e999") + "}"));
+        assertEquals("cfg.json: config.json field rms_norm_eps holds a number too large for a double (it reads as"
+                + " infinity)", e.getMessage());
+        e = assertThrows(FormatException.class, () -> parse(MINIMAL + ", \"rope_scaling\": {\"type\": \"linear\","
+                + " \"factor\": 2, \"note\": [1e999]}}"));
+        assertEquals("cfg.json: config.json field rope_scaling holds a number too large for a double (it reads as"
+                + " infinity)", e.getMessage());
+    }
+
     /** The metadata of a small qwen model, all but the block count for qwen2 (added by the caller). */
     private static GgufBuilder qwen(GgufBuilder b, String arch) {
         String p = arch + ".";

@@ -182,6 +182,45 @@ class GrammarTest {
         assertThrows(GrammarException.class, () -> Grammars.NONE.start("root ::= \"a\""));
     }
 
+    /**
+     * What a grammar costs to read is bounded by its text: groups nest at most 256 deep (the parser descends into
+     * each, and 4000 overflowed the thread's stack), and repetitions written out come to at most 2^18 elements (a
+     * 500-character literal repeated 2000 times took 78 MB).
+     */
+    @Test
+    void groupsNestAndRepetitionsExpandWithinBounds() {
+        assertRefused("root ::= " + "(".repeat(300) + "\"a\"" + ")".repeat(300), "groups nest deeper than 256");
+        assertTrue(accepts("root ::= " + "(".repeat(256) + "\"a\"" + ")".repeat(256), "a"));
+        assertRefused("root ::= " + "\"a\"{2000} ".repeat(140), "the grammar expands to more than 262144 elements");
+        String literal = "b".repeat(500);
+        GrammarCursor c = grammars().start("root ::= \"" + literal + "\"{2000}");
+        assertTrue(c.allows(token("b")));
+    }
+
+    /**
+     * Rules that may be empty, one after the other, each of several empty alternatives, start in time with their
+     * number: the automaton expands each (position, stack) once, on a stack of its own (thirty of them took
+     * 2^30 steps).
+     */
+    @Test
+    void emptyRulesInARowExpandOnce() {
+        assertTrue(accepts("root ::= " + "x ".repeat(30) + "\"a\"\nx ::= \"\" | \"\"", "a"));
+        assertTrue(accepts("root ::= " + "x ".repeat(20000) + "\"a\"\nx ::= \"b\"?", "b", "b", "a"));
+    }
+
+    /** A schema of thousands of properties becomes a grammar without recursing once per property. */
+    @Test
+    void aSchemaOfManyPropertiesIsRead() throws Exception {
+        StringBuilder schema = new StringBuilder("{\"type\":\"object\",\"properties\":{");
+        for (int i = 0; i < 5000; i++) {
+            schema.append(i > 0 ? "," : "").append("\"p").append(i).append("\":{\"type\":\"integer\"}");
+        }
+        String g = JsonSchemaGrammar.of(new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                schema.append("}}").toString()), "response_format");
+        assertTrue(accepts(g, "{", "\"", "p", "4", "9", "9", "9", "\":", "1", "}"));
+        assertFalse(accepts(g, "{", "\"", "p", "4", "9", "9", "9", "\":", "1", ",", "\"", "p", "1", "\":", "1", "}"));
+    }
+
     private static void assertRefused(String gbnf, String why) {
         GrammarException e = assertThrows(GrammarException.class, () -> grammars().start(gbnf));
         assertTrue(e.getMessage().contains(why), e.getMessage());

@@ -351,6 +351,18 @@ class Q4nxTest {
         assertTrue(e.getMessage().contains("no tensor nope"), e.getMessage());
     }
 
+    /** An empty plain tensor is no weight matrix: refused as a FormatException, not by Matrix's constructor. */
+    @Test
+    void matrixRefusesAnEmptyTensor() throws IOException {
+        Path f = dir.resolve("e.q4nx");
+        Files.write(f, container(meta("") + "\"w\": {\"dtype\": \"F32\", \"shape\": [0, 4], \"data_offsets\": [0, 0]}}",
+                0));
+        Q4nxFile q = Q4nxFile.open(f);
+        FormatException e = assertThrows(FormatException.class, () -> q.matrix("w"));
+        assertEquals(f + " at byte 8: tensor w [0, 4] as a 0x4 matrix: a weight matrix has at least one row and one"
+                + " column", e.getMessage());
+    }
+
     private static String meta(String extra) {
         return "{\"__metadata__\": {\"format\": \"q4nx\"" + extra + "}, ";
     }

@@ -52,6 +52,19 @@ class TokenizerLoaderTest {
         assertThrows(FormatException.class, () -> TokenizerLoader.load(notGguf));
     }
 
+    /** Files that are not UTF-8 are refused as such, at the first bad byte, not with a bare MalformedInputException. */
+    @Test
+    void namesTextThatIsNotUtf8(@TempDir Path dir) throws Exception {
+        Files.write(dir.resolve("tokenizer.json"), new byte[] {'{', '"', (byte) 0xC6, (byte) 0xE3, '"', '}'});
+        FormatException json = assertThrows(FormatException.class, () -> TokenizerLoader.load(dir));
+        assertEquals(dir.resolve("tokenizer.json") + " at byte 2: not UTF-8 text", json.getMessage());
+        Files.copy(Shared.tinystoriesCheckpoint().resolve("tokenizer.json"), dir.resolve("tokenizer.json"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.write(dir.resolve("tokenizer_config.json"), new byte[] {'{', '}', (byte) 0xFF});
+        FormatException config = assertThrows(FormatException.class, () -> TokenizerLoader.load(dir));
+        assertEquals(dir.resolve("tokenizer_config.json") + " at byte 2: not UTF-8 text", config.getMessage());
+    }
+
     @Test
     void loadsInTheBackgroundAndReportsFailuresAsThrown(@TempDir Path dir) throws Exception {
         BackgroundResult<TextTokenizer> loading = TokenizerLoader.loadInBackground(Shared.tinystoriesCheckpoint());

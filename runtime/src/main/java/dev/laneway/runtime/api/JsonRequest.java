@@ -33,7 +33,8 @@ final class JsonRequest {
         } catch (JsonProcessingException e) {
             throw ApiException.invalidJson("the request body is not valid JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
-            throw ApiException.invalidJson("the request body could not be read");
+            // bytes the parser took for UTF-16 or UTF-32 JSON, then could not decode
+            throw ApiException.invalidJson("the request body is not valid JSON: " + e.getMessage());
         }
         if (!(node instanceof ObjectNode object)) {
             throw ApiException.invalidJson("the request body must be a JSON object");

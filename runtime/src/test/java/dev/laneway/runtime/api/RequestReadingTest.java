@@ -194,5 +194,12 @@ class RequestReadingTest {
             assertEquals(400, e.status());
             assertEquals("invalid_json", e.body().error().code());
         }
+        // Four leading NUL bytes make the parser read UTF-32, which these bytes are not: said as such, not "could
+        // not be read".
+        byte[] utf32 = {0, 0, 0, 0, '{', ' ', ' ', '}'};
+        ApiException e = assertThrows(ApiException.class, () -> JsonRequest.parse(utf32, MAPPER));
+        assertEquals(400, e.status());
+        assertTrue(e.getMessage().startsWith("the request body is not valid JSON: Invalid UTF-32 character"),
+                e.getMessage());
     }
 }
