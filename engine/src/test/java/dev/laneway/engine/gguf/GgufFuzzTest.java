@@ -18,8 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Any bytes as a GGUF model file: {@link GgufFile#open}, then what opening a model reads of it next, its
  * {@link GgufConfig} and its vocabulary as tokenizer files ({@link GgufTokenizerConverter}), either read it, every
  * tensor's data then inside the file, or refuse it with a {@link FormatException} naming the file, and allocate in
- * proportion to the file whichever they do. Seeds: small files written with {@link GgufWriter}, the head of
- * stories260K, and the crashes fuzzing found.
+ * proportion to the file whichever they do. Seeds: small files written with {@link GgufWriter} (no bytes of a
+ * real model), and the crashes fuzzing found.
  */
 class GgufFuzzTest {
     /** The header reader's 1 MiB window, and a little more. */
