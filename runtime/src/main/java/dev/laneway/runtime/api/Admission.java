@@ -149,9 +149,14 @@ public class Admission {
             throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
         }
         jobs.add(job);
+        // held until the job ends, which may be after its HTTP request has (a client that went away)
+        boolean holds = models.acquire().isPresent();
         job.start(() -> {
             jobs.remove(job);
             admitted.release();
+            if (holds) {
+                models.release();
+            }
         });
     }
 

@@ -29,9 +29,12 @@ public class AnthropicResource {
     @Blocking
     public RestMulti<byte[]> messages(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        ChatRequest request = chat(body, false);
-        return HttpAnswers.toHttp(service.chat(request, (model, params, promptTokens) ->
-                new AnthropicFormat(model.id(), promptTokens)));
+        return HttpAnswers.toHttp(messages(JsonRequest.parse(body, mapper)));
+    }
+
+    GenerationService.Answer messages(JsonRequest anthropic) {
+        ChatRequest request = chat(anthropic, false);
+        return service.chat(request, (model, params, promptTokens) -> new AnthropicFormat(model.id(), promptTokens));
     }
 
     /** The prompt's tokens as the chat template renders the request: {@code {"input_tokens"}}. */
@@ -41,12 +44,11 @@ public class AnthropicResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Map<String, Integer> countTokens(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        ChatRequest request = chat(body, true);
+        ChatRequest request = chat(JsonRequest.parse(body, mapper), true);
         return Map.of("input_tokens", service.prompt(service.modelFor(request.model()), request).ids().length);
     }
 
-    private ChatRequest chat(byte[] body, boolean counting) {
-        JsonRequest anthropic = JsonRequest.parse(body, mapper);
+    private ChatRequest chat(JsonRequest anthropic, boolean counting) {
         return ChatRequest.read(JsonRequest.of(AnthropicRequest.toChat(anthropic, counting)), service.defaults());
     }
 }

@@ -46,6 +46,11 @@ public class ApiMetrics {
     private final DoubleAdder promptSeconds = new DoubleAdder();
     private final DoubleAdder generationSeconds = new DoubleAdder();
     private final AtomicInteger longest = new AtomicInteger();
+    /** The same since llama-server's {@code /metrics} was last read, for its rates. */
+    private final DoubleAdder recentComputed = new DoubleAdder();
+    private final DoubleAdder recentPromptSeconds = new DoubleAdder();
+    private final DoubleAdder recentGenerated = new DoubleAdder();
+    private final DoubleAdder recentGenerationSeconds = new DoubleAdder();
 
     @PostConstruct
     void register() {
@@ -70,6 +75,11 @@ public class ApiMetrics {
         FunctionCounter.builder("laneway.engine.step.tokens", this, m -> m.steps().tokens())
                 .description("Rows those steps computed (prompt and generated tokens), summed over them")
                 .register(registry);
+        FunctionCounter.builder("laneway.model.sleeps", models, ModelService::sleeps)
+                .description("Times the model was closed after its idle time (--sleep-idle-seconds)")
+                .register(registry);
+        FunctionCounter.builder("laneway.model.wakes", models, ModelService::wakes)
+                .description("Times a request opened the sleeping model again").register(registry);
         Gauge.builder("laneway.queue.depth", admission::queued)
                 .description("Requests waiting for a free stream").register(registry);
         Gauge.builder("laneway.streams.busy", admission::running)
@@ -79,13 +89,18 @@ public class ApiMetrics {
     /**
      * llama-server's metrics as its {@code /metrics} writes them ({@code llamacpp:} names, Prometheus text): prompt
      * tokens computed and served from the cache, tokens generated, their seconds and rates, the decode steps, the
-     * requests running and waiting. No draft model runs here, so its counters stay 0.
+     * requests running and waiting. No draft model runs here, so its counters stay 0. The two rates are llama-server's:
+     * over the generations that ended since the last read, 0 when none did.
      */
-    String llamaServerText() {
+    synchronized String llamaServerText() {
         double computed = computedTokens.sum();
         double prompt = promptSeconds.sum();
         double generated = generatedTokens.count();
         double generation = generationSeconds.sum();
+        double recentPrompt = recentPromptSeconds.sumThenReset();
+        double recentComputedTokens = recentComputed.sumThenReset();
+        double recentGeneration = recentGenerationSeconds.sumThenReset();
+        double recentGeneratedTokens = recentGenerated.sumThenReset();
         StepCounts steps = steps();
         StringBuilder out = new StringBuilder();
         metric(out, "prompt_tokens_total", "counter", "Number of prompt tokens processed.", computed);
@@ -101,9 +116,9 @@ public class ApiMetrics {
         metric(out, "spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.", 0);
         metric(out, "spec_decode_num_drafts_total", "counter", "Drafts made.", 0);
         metric(out, "prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
-                prompt > 0 ? computed / prompt : 0);
+                recentPrompt > 0 ? recentComputedTokens / recentPrompt : 0);
         metric(out, "predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
-                generation > 0 ? generated / generation : 0);
+                recentGeneration > 0 ? recentGeneratedTokens / recentGeneration : 0);
         metric(out, "requests_processing", "gauge", "Number of requests processing.", admission.running());
         metric(out, "requests_deferred", "gauge", "Number of requests deferred.", admission.queued());
         metric(out, "n_busy_slots_per_decode", "gauge", "Average number of busy slots per llama_decode() call",
@@ -118,7 +133,7 @@ public class ApiMetrics {
     }
 
     private StepCounts steps() {
-        return models.model().map(ServedModel::steps).orElse(StepCounts.NONE);
+        return models.steps();
     }
 
     /** Counts one finished generation: its tokens, its latencies, and its whole time by how it ended. */
@@ -127,6 +142,10 @@ public class ApiMetrics {
         computedTokens.add(result.computedPromptTokens());
         promptSeconds.add(result.promptNanos() / 1e9);
         generationSeconds.add(result.generationNanos() / 1e9);
+        recentComputed.add(result.computedPromptTokens());
+        recentPromptSeconds.add(result.promptNanos() / 1e9);
+        recentGenerated.add(result.generatedTokens());
+        recentGenerationSeconds.add(result.generationNanos() / 1e9);
         longest.accumulateAndGet(result.promptTokens() + result.generatedTokens(), Math::max);
         cachedTokens.increment(result.cachedTokens());
         generatedTokens.increment(result.generatedTokens());

@@ -60,11 +60,13 @@ public class EmbeddingsResource {
     @Blocking
     @Produces(MediaType.APPLICATION_JSON)
     public JsonNode embeddings(@HeaderParam("Content-Type") String contentType, byte[] body) {
-        if (!config.embeddings()) {
-            throw ApiException.http(501, "not_supported", "embeddings are off: start the server with --embeddings");
-        }
+        requireEmbeddings();
         HttpAnswers.requireJson(contentType);
-        JsonRequest r = JsonRequest.parse(body, mapper);
+        return embeddings(JsonRequest.parse(body, mapper));
+    }
+
+    JsonNode embeddings(JsonRequest r) {
+        requireEmbeddings();
         for (String field : r.fieldNames()) {
             if (!FIELDS.contains(field)) {
                 throw ApiException.invalidValue(field, field + " is not supported");
@@ -117,6 +119,12 @@ public class EmbeddingsResource {
         answer.put("model", r.string("model").orElse(model.id()));
         answer.putObject("usage").put("prompt_tokens", tokens).put("total_tokens", tokens);
         return answer;
+    }
+
+    private void requireEmbeddings() {
+        if (!config.embeddings()) {
+            throw ApiException.http(501, "not_supported", "embeddings are off: start the server with --embeddings");
+        }
     }
 
     /** Each input as token ids: strings tokenized with the model's BOS, as a completion's prompt is. */

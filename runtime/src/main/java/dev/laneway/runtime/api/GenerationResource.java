@@ -1,6 +1,7 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.runtime.api.GenerationService.Answer;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.HeaderParam;
@@ -27,8 +28,11 @@ public class GenerationResource {
     @Blocking
     public RestMulti<byte[]> completions(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        CompletionRequest request = CompletionRequest.read(JsonRequest.parse(body, mapper), service.defaults());
-        return HttpAnswers.toHttp(service.complete(request, false));
+        return HttpAnswers.toHttp(completions(JsonRequest.parse(body, mapper)));
+    }
+
+    Answer completions(JsonRequest request) {
+        return service.complete(CompletionRequest.read(request, service.defaults()), false);
     }
 
     @POST
@@ -36,7 +40,10 @@ public class GenerationResource {
     @Blocking
     public RestMulti<byte[]> chatCompletions(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        ChatRequest request = ChatRequest.read(JsonRequest.parse(body, mapper), service.defaults());
-        return HttpAnswers.toHttp(service.chat(request));
+        return HttpAnswers.toHttp(chatCompletions(JsonRequest.parse(body, mapper)));
+    }
+
+    Answer chatCompletions(JsonRequest request) {
+        return service.chat(ChatRequest.read(request, service.defaults()));
     }
 }

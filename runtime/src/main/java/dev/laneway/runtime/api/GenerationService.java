@@ -9,10 +9,13 @@ import dev.laneway.spi.RouteDecision;
 import dev.laneway.spi.RouterException;
 import dev.laneway.spi.RoutingInput;
 import dev.laneway.spi.ServedModel;
+import io.quarkus.arc.Arc;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.operators.multi.processors.UnicastProcessor;
 import jakarta.enterprise.context.ApplicationScoped;
+import io.vertx.ext.web.RoutingContext;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
@@ -250,22 +253,70 @@ public class GenerationService {
         }
     }
 
-    /** The served model, when it is ready and is the one asked for. */
+    /** The served model, when it is ready and is the one asked for (by its id or another of its aliases). */
     ServedModel modelFor(Optional<String> requested) {
-        ServedModel model = readyModel();
-        if (requested.isPresent() && !requested.get().equals(model.id()) && !config.acceptAnyModel()) {
-            throw ApiException.modelNotFound(requested.get(), model.id());
-        }
-        return model;
+        requested.ifPresent(this::checkName);
+        return readyModel();
     }
 
+    /** A request names the served model: by any of its aliases, or by any name with {@code --accept-any-model}. */
+    void checkName(String requested) {
+        ModelService.Description model = describedModel();
+        if (!requested.equals(model.id()) && !config.alias().orElse(List.of()).contains(requested)
+                && !config.acceptAnyModel()) {
+            throw ApiException.modelNotFound(requested, model.id());
+        }
+    }
+
+    /**
+     * The served model for work: opened again first if it sleeps, and held awake until the HTTP request that asks
+     * for it has ended (its answer sent or its connection closed).
+     */
     ServedModel readyModel() {
+        RoutingContext request = currentRequest();
+        if (request != null && request.get(HOLDS_MODEL) != null) {
+            return models.model().orElseThrow(() -> ApiException.notReady("the model is not loaded"));
+        }
+        Optional<ServedModel> held = models.acquire();
+        if (held.isEmpty()) {
+            throw notServing();
+        }
+        if (request == null) {
+            models.release();
+        } else {
+            request.put(HOLDS_MODEL, Boolean.TRUE);
+            request.addEndHandler(done -> models.release());
+        }
+        return held.get();
+    }
+
+    /** What the served model is, without waking it: for answers that only describe it. */
+    ModelService.Description describedModel() {
         return switch (models.state()) {
-            case READY -> models.model().orElseThrow(() -> ApiException.notReady("the model is not loaded"));
-            case LOADING -> throw ApiException.notReady("the model is loading; retry shortly");
-            case FAILED -> throw ApiException.notReady("the model failed to load");
-            case DRAINING -> throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
+            case READY, SLEEPING -> models.description().orElseThrow(this::notServing);
+            default -> throw notServing();
         };
+    }
+
+    private ApiException notServing() {
+        return switch (models.state()) {
+            case READY -> ApiException.notReady("the model is not loaded");
+            case SLEEPING -> ApiException.notReady("the model sleeps and " + models.failure() + "; retry later");
+            case LOADING -> ApiException.notReady("the model is loading; retry shortly");
+            case FAILED -> ApiException.notReady("the model failed to load");
+            case DRAINING -> ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
+        };
+    }
+
+    /** The key of a request's mark that it holds the model awake. */
+    private static final String HOLDS_MODEL = "laneway.holds-model";
+
+    private static RoutingContext currentRequest() {
+        if (!Arc.container().requestContext().isActive()) {
+            return null;
+        }
+        CurrentVertxRequest current = Arc.container().instance(CurrentVertxRequest.class).get();
+        return current == null ? null : current.getCurrent();
     }
 
     private Answer run(ServedModel model, Optional<RouteDecision> route, List<ChoicePlan> plans, int promptTokens,

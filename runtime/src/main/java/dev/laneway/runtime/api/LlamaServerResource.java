@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.laneway.runtime.serve.LanewayConfig;
+import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.SlotTransfer;
@@ -47,6 +48,12 @@ public class LlamaServerResource {
     @Inject
     ApiMetrics metrics;
 
+    @Inject
+    ModelsResource models;
+
+    @Inject
+    ModelService modelService;
+
     private static final long STARTED = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()
             / 1000;
 
@@ -55,8 +62,11 @@ public class LlamaServerResource {
     @Blocking
     public RestMulti<byte[]> completion(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        CompletionRequest request = CompletionRequest.readNative(JsonRequest.parse(body, mapper), service.defaults());
-        return HttpAnswers.toHttp(service.complete(request, true));
+        return HttpAnswers.toHttp(completion(JsonRequest.parse(body, mapper)));
+    }
+
+    GenerationService.Answer completion(JsonRequest request) {
+        return service.complete(CompletionRequest.readNative(request, service.defaults()), true);
     }
 
     /**
@@ -69,7 +79,10 @@ public class LlamaServerResource {
     @Blocking
     public RestMulti<byte[]> infill(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        JsonRequest r = JsonRequest.parse(body, mapper);
+        return HttpAnswers.toHttp(infill(JsonRequest.parse(body, mapper)));
+    }
+
+    GenerationService.Answer infill(JsonRequest r) {
         ServedModel model = service.modelFor(r.string("model"));
         InfillPrompt.FimTokens fim = InfillPrompt.tokens(model).orElseThrow(() -> ApiException.http(501,
                 "not_supported", "this model has no fill-in-the-middle tokens (prefix, suffix and middle); /infill"
@@ -77,8 +90,7 @@ public class LlamaServerResource {
         int[] prompt = InfillPrompt.build(model, fim, r.string("input_prefix").orElse(""),
                 r.string("input_suffix").orElse(""), InfillPrompt.extra(r.raw("input_extra")),
                 r.string("prompt").orElse(""));
-        CompletionRequest request = CompletionRequest.readInfill(r, service.defaults(), prompt);
-        return HttpAnswers.toHttp(service.complete(request, true));
+        return service.complete(CompletionRequest.readInfill(r, service.defaults(), prompt), true);
     }
 
     @POST
@@ -106,7 +118,7 @@ public class LlamaServerResource {
     @Path("models")
     @Produces(MediaType.APPLICATION_JSON)
     public ModelsResource.ModelList models() {
-        return new ModelsResource.ModelList("list", List.of(ModelsResource.ModelCard.of(service.readyModel())));
+        return models.list();
     }
 
     /** llama-server's {@code /metrics}, its {@code llamacpp:} names; 501 unless the server runs with --metrics. */
@@ -128,13 +140,14 @@ public class LlamaServerResource {
     @Path("props")
     @Produces(MediaType.APPLICATION_JSON)
     public Props props() {
-        ServedModel model = service.readyModel();
+        ModelService.Description model = service.describedModel();
         RequestDefaults d = service.defaults();
         String file = java.nio.file.Path.of(config.model().orElse("model")).getFileName().toString();
         return new Props(new DefaultSettings(model.info().contextLength(), new DefaultParams(d.nPredict().orElse(-1),
                 d.seed().orElse(0xffffffffL), d.temperature(), d.topK(), d.topP(), d.minP(), d.repeatPenalty())),
                 config.streams(), file, model.id(),
-                model.chatTemplateSource().orElse(""), new Modalities(false, false), "laneway");
+                model.chatTemplateSource().orElse(""), new Modalities(false, false), "laneway",
+                modelService.state() == ModelService.State.SLEEPING);
     }
 
     /** llama-server lets {@code POST /props} change settings only when started to allow it; this server never does. */
@@ -156,7 +169,7 @@ public class LlamaServerResource {
         if (!config.slotsEndpoint()) {
             throw ApiException.http(501, "not_supported", "the slots endpoint is off (--no-slots)");
         }
-        ServedModel model = service.readyModel();
+        ModelService.Description model = service.describedModel();
         int busy = admission.running();
         List<Slot> slots = new ArrayList<>();
         for (int i = 0; i < config.streams(); i++) {
@@ -262,7 +275,7 @@ public class LlamaServerResource {
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     public record Props(DefaultSettings defaultGenerationSettings, int totalSlots, String modelPath, String modelAlias,
-                        String chatTemplate, Modalities modalities, String buildInfo) {
+                        String chatTemplate, Modalities modalities, String buildInfo, boolean isSleeping) {
     }
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)

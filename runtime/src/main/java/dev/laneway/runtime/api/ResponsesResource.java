@@ -23,10 +23,13 @@ public class ResponsesResource {
     @Blocking
     public RestMulti<byte[]> responses(@HeaderParam("Content-Type") String contentType, byte[] body) {
         HttpAnswers.requireJson(contentType);
-        JsonRequest request = JsonRequest.parse(body, mapper);
+        return HttpAnswers.toHttp(responses(JsonRequest.parse(body, mapper)));
+    }
+
+    GenerationService.Answer responses(JsonRequest request) {
         ChatRequest chat = ChatRequest.read(JsonRequest.of(ResponsesRequest.toChat(request)), service.defaults());
-        return HttpAnswers.toHttp(service.chat(chat, (model, params, promptTokens) ->
-                new ResponsesFormat(model.id(), params, promptTokens)));
+        return service.chat(chat, (model, params, promptTokens) -> new ResponsesFormat(model.id(), params,
+                promptTokens));
     }
 
     /** The prompt tokens of a Responses request, as the chat template renders it: {@code {"input_tokens"}}. */

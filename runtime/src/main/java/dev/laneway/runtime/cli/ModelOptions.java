@@ -22,7 +22,8 @@ public final class ModelOptions {
             description = "Device to run on (default: ${DEFAULT-VALUE}).")
     String device;
 
-    @Option(names = "--alias", paramLabel = "NAME", description = "Model id that clients use (default: the directory name).")
+    @Option(names = "--alias", paramLabel = "NAME[,NAME...]", description = "Model id that clients use (default: the"
+            + " directory name); several, comma-separated: the first is the id, and requests may name any.")
     String alias;
 
     @Option(names = "--streams", paramLabel = "N", defaultValue = "1",
@@ -53,10 +54,21 @@ public final class ModelOptions {
         if (device.isBlank()) {
             throw new UsageException("--device must name a device");
         }
-        if (alias != null && alias.isBlank()) {
-            throw new UsageException("--alias must not be blank");
+        List<String> names = aliases();
+        return new RouteOptions(names.stream().findFirst(), streams, parseOpts(opts), Optional.ofNullable(laya),
+                device);
+    }
+
+    /** The names {@code --alias} gives, the id first; none when it is not given. */
+    List<String> aliases() {
+        if (alias == null) {
+            return List.of();
         }
-        return new RouteOptions(Optional.ofNullable(alias), streams, parseOpts(opts), Optional.ofNullable(laya), device);
+        List<String> names = java.util.Arrays.stream(alias.split(",", -1)).map(String::strip).toList();
+        if (names.stream().anyMatch(String::isEmpty)) {
+            throw new UsageException("--alias must not be blank, nor hold a blank name between commas");
+        }
+        return names;
     }
 
     /** {@code KEY=VALUE} pairs in order; a key given twice keeps its later value. */

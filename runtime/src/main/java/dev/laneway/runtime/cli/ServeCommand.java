@@ -118,12 +118,26 @@ final class ServeCommand implements Callable<Integer> {
             + " with file names in DIR (made if missing), as llama-server's --slot-save-path; erase needs it too.")
     Path slotSavePath;
 
+    @Option(names = "--tags", paramLabel = "TAG[,TAG...]", split = ",",
+            description = "Words that describe the model, listed with it in /v1/models.")
+    List<String> tags;
+
+    @Option(names = "--sleep-idle-seconds", paramLabel = "N", description = "Close the model after N seconds in which"
+            + " no request used it, giving its memory back; the next request opens it again (default: -1, never).")
+    Integer sleepIdleSeconds;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() {
         RouteOptions options = model.routeOptions();
+        if (sleepIdleSeconds != null && (sleepIdleSeconds == 0 || sleepIdleSeconds < -1)) {
+            throw new UsageException("--sleep-idle-seconds must be at least 1, or -1 (never), was " + sleepIdleSeconds);
+        }
+        if (tags != null && tags.stream().anyMatch(String::isBlank)) {
+            throw new UsageException("--tags must not hold a blank tag");
+        }
         if (port < 0 || port > 65535) {
             throw new UsageException("--port must be between 0 and 65535, was " + port);
         }
@@ -223,7 +237,15 @@ final class ServeCommand implements Callable<Integer> {
     Map<String, String> settings(RouteOptions options) {
         Map<String, String> settings = new java.util.LinkedHashMap<>();
         settings.put("laneway.model", model.model.toAbsolutePath().toString());
-        options.alias().ifPresent(a -> settings.put("laneway.alias", a));
+        if (!model.aliases().isEmpty()) {
+            settings.put("laneway.alias", String.join(",", model.aliases()));
+        }
+        if (tags != null && !tags.isEmpty()) {
+            settings.put("laneway.tags", String.join(",", tags));
+        }
+        if (sleepIdleSeconds != null && sleepIdleSeconds >= 0) {
+            settings.put("laneway.sleep-idle-seconds", Integer.toString(sleepIdleSeconds));
+        }
         settings.put("laneway.streams", Integer.toString(options.streams()));
         if (!options.opt().isEmpty()) {
             settings.put("laneway.opt", options.opt().entrySet().stream()
@@ -274,7 +296,41 @@ final class ServeCommand implements Callable<Integer> {
         }
         settings.put("quarkus.http.host", host);
         settings.put("quarkus.http.port", Integer.toString(port));
+        vertex(System.getenv(), settings);
         return settings;
+    }
+
+    /**
+     * Where Vertex AI runs the server ({@code AIP_MODE=PREDICTION}), its variables choose the port
+     * ({@code AIP_HTTP_PORT}, over {@code --port}), the predict route and the health route.
+     */
+    static void vertex(Map<String, String> env, Map<String, String> settings) {
+        if (!"PREDICTION".equals(env.get("AIP_MODE"))) {
+            return;
+        }
+        settings.put("laneway.vertex.enabled", "true");
+        String port = env.getOrDefault("AIP_HTTP_PORT", "8080");
+        try {
+            int p = Integer.parseInt(port.strip());
+            if (p < 0 || p > 65535) {
+                throw new NumberFormatException();
+            }
+            settings.put("quarkus.http.port", Integer.toString(p));
+        } catch (NumberFormatException e) {
+            throw new UsageException("AIP_HTTP_PORT must be a port number, was " + port);
+        }
+        route(env, "AIP_PREDICT_ROUTE").ifPresent(r -> settings.put("laneway.vertex.predict-route", r));
+        route(env, "AIP_HEALTH_ROUTE").ifPresent(r -> settings.put("laneway.vertex.health-route", r));
+    }
+
+    /** A route from the environment, with the leading slash Vertex AI may leave out. */
+    private static java.util.Optional<String> route(Map<String, String> env, String name) {
+        String value = env.get(name);
+        if (value == null || value.isBlank()) {
+            return java.util.Optional.empty();
+        }
+        String route = value.strip();
+        return java.util.Optional.of(route.startsWith("/") ? route : "/" + route);
     }
 
     private static void putIfSet(Map<String, String> settings, String key, Object value) {

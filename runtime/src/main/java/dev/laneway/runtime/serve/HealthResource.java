@@ -36,6 +36,7 @@ public class HealthResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Response health() {
         return switch (models.state()) {
+            case SLEEPING -> Response.ok(Map.of("status", "ok")).build();
             case READY -> Response.ok(backgroundWorkPending()
                     ? Map.of("status", "ok", "background_work", "pending") : Map.of("status", "ok")).build();
             case LOADING -> Response.status(503).entity(Map.of("status", "loading")).build();

@@ -17,8 +17,21 @@ public interface LanewayConfig {
     /** The model to serve: a container directory, a {@code model.q4nx} file or a {@code .gguf} file. */
     Optional<String> model();
 
-    /** The model id clients use; the directory name when unset. */
-    Optional<String> alias();
+    /**
+     * The model id clients use; the directory name when unset. Several, comma-separated: the first is the id, and
+     * requests may name the model by any of them.
+     */
+    Optional<List<String>> alias();
+
+    /** Words that describe the model, listed with it in {@code /v1/models} ({@code --tags}). */
+    Optional<List<String>> tags();
+
+    /**
+     * Seconds without a request that uses the model after which it is closed and its memory given back; the next such
+     * request opens it again ({@code --sleep-idle-seconds}). Unset: the model stays open.
+     */
+    @WithName("sleep-idle-seconds")
+    Optional<Integer> sleepIdleSeconds();
 
     /** Generations that run at once. */
     @WithDefault("1")
@@ -118,6 +131,9 @@ public interface LanewayConfig {
     /** How the server stops. */
     Shutdown shutdown();
 
+    /** Vertex AI's prediction protocol. */
+    Vertex vertex();
+
     /**
      * The lock file through which processes share a device that allows one context at a time; a file in the
      * temporary directory named after the device kind when unset.
@@ -200,6 +216,25 @@ public interface LanewayConfig {
         @WithName("probe-seconds")
         @WithDefault("1")
         int probeSeconds();
+    }
+
+    /**
+     * Vertex AI's custom-container protocol, which {@code laneway serve} turns on where Vertex AI runs it
+     * ({@code AIP_MODE=PREDICTION}): {@code POST} to the predict route answers each of its {@code instances} as the
+     * endpoint its {@code @requestFormat} names.
+     */
+    interface Vertex {
+        @WithDefault("false")
+        boolean enabled();
+
+        /** Where predictions are asked for ({@code AIP_PREDICT_ROUTE}). */
+        @WithName("predict-route")
+        @WithDefault("/predict")
+        String predictRoute();
+
+        /** Where Vertex AI checks health ({@code AIP_HEALTH_ROUTE}), besides {@code /health}. */
+        @WithName("health-route")
+        Optional<String> healthRoute();
     }
 
     /** Shutdown settings. */

@@ -29,7 +29,8 @@ public class ModelReadinessCheck implements HealthCheck {
         models.readinessData().forEach((k, v) -> builder.withData(k, PublicText.of(v)));
         Optional<ModelHealth> health = models.model().map(ServedModel::health);
         health.ifPresent(h -> h.data().forEach((k, v) -> builder.withData(k, PublicText.of(v))));
-        boolean up = models.state() == ModelService.State.READY && health.map(ModelHealth::up).orElse(false);
+        boolean up = models.state() == ModelService.State.SLEEPING
+                || models.state() == ModelService.State.READY && health.map(ModelHealth::up).orElse(false);
         if (!up && !models.failure().isEmpty()) {
             builder.withData("error", PublicText.of(models.failure()));
         }

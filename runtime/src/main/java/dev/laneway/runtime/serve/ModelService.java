@@ -3,7 +3,9 @@ package dev.laneway.runtime.serve;
 import dev.laneway.runtime.cli.ExitCodes;
 import dev.laneway.runtime.routes.DispatchException;
 import dev.laneway.spi.ChatMessage;
+import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.ServedModel;
+import dev.laneway.spi.StepCounts;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -16,17 +18,30 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Loads the configured model behind the already bound HTTP port and holds it while the server runs. Until the model
  * is ready, health says {@code loading}; a model that cannot be served stops the process with a one-line reason.
+ *
+ * <p>With {@code laneway.sleep-idle-seconds}, a model that no request has used for that long is closed, giving its
+ * memory back, and opened again by the next request that needs it. A request holds the model awake from its first use
+ * to its end ({@link #acquire}, {@link #release}); what only describes the model ({@link #description}) does not wake
+ * it.
  */
 @ApplicationScoped
 public class ModelService {
     private static final Logger LOG = Logger.getLogger(ModelService.class);
 
     /** Where loading stands. */
-    public enum State { LOADING, READY, FAILED, DRAINING }
+    public enum State { LOADING, READY, SLEEPING, FAILED, DRAINING }
+
+    /** What the served model is, kept while it sleeps. */
+    public record Description(String id, ModelInfo info, Optional<String> chatTemplateSource) {
+    }
 
     @Inject
     LanewayConfig config;
@@ -38,6 +53,16 @@ public class ModelService {
     private volatile ServedModel model;
     private volatile String failure = "";
     private volatile int exitCode = ExitCodes.OK;
+    private volatile Description description;
+    /** The engine steps of the model's earlier openings, which sleeping closed. */
+    private volatile StepCounts slept = StepCounts.NONE;
+    /** Requests holding the model awake; guarded by this. */
+    private int users;
+    /** When the last of them ended (System.nanoTime()); guarded by this. */
+    private long idleSince;
+    private ScheduledExecutorService sleeper;
+    private final AtomicLong sleeps = new AtomicLong();
+    private final AtomicLong wakes = new AtomicLong();
 
     void onStart(@Observes StartupEvent event) {
         if (config.model().isEmpty()) {
@@ -47,6 +72,19 @@ public class ModelService {
         Thread loader = new Thread(this::load, "laneway-model-loader");
         loader.setDaemon(true);
         loader.start();
+        config.sleepIdleSeconds().ifPresent(seconds -> {
+            if (seconds < 1) {
+                fail(ExitCodes.USAGE, "laneway.sleep-idle-seconds must be at least 1, was " + seconds);
+                return;
+            }
+            sleeper = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "laneway-model-sleeper");
+                t.setDaemon(true);
+                return t;
+            });
+            long period = Math.min(250, seconds * 1000L / 4);
+            sleeper.scheduleWithFixedDelay(() -> sleepIfIdle(seconds), period, period, TimeUnit.MILLISECONDS);
+        });
     }
 
     /** The server is stopping: readiness goes down at once, so that load balancers send nothing more. */
@@ -56,6 +94,9 @@ public class ModelService {
     }
 
     void onStop(@Observes ShutdownEvent event) {
+        if (sleeper != null) {
+            sleeper.shutdownNow();
+        }
         ServedModel m = model;
         model = null;
         if (m != null) {
@@ -75,10 +116,67 @@ public class ModelService {
         }
     }
 
-    private void ready(ServedModel opened) {
+    private synchronized void ready(ServedModel opened) {
+        description = new Description(opened.id(), opened.info(), opened.chatTemplateSource());
         model = opened;
-        state = State.READY;
+        idleSince = System.nanoTime();
+        if (state == State.LOADING) {
+            state = State.READY;
+        }
         LOG.infof("model '%s' ready on %s", opened.id(), opened.info().device());
+    }
+
+    /**
+     * The model for a request that has begun to use it, opened again first if it sleeps; it stays awake until the
+     * request calls {@link #release}. Empty when there is no model to use: see {@link #state} (and
+     * {@link #failure}, when opening it again failed).
+     */
+    public synchronized Optional<ServedModel> acquire() {
+        if (state == State.SLEEPING) {
+            wake();
+        }
+        if (state != State.READY || model == null) {
+            return Optional.empty();
+        }
+        users++;
+        return Optional.of(model);
+    }
+
+    /** A request that {@link #acquire acquired} the model has ended. */
+    public synchronized void release() {
+        if (--users == 0) {
+            idleSince = System.nanoTime();
+        }
+    }
+
+    private void wake() {
+        long start = System.nanoTime();
+        try {
+            ServedModel opened = opener.open();
+            state = State.READY;
+            ready(opened);
+            failure = "";
+            wakes.incrementAndGet();
+            LOG.infof("model '%s' woke in %d ms", opened.id(), (System.nanoTime() - start) / 1_000_000);
+        } catch (Exception | LinkageError e) {
+            failure = "opening the model again failed: " + e.getMessage();
+            LOG.error(failure);
+        }
+    }
+
+    /** Closes the model when no request has used it for {@code seconds}. */
+    private synchronized void sleepIfIdle(int seconds) {
+        if (state != State.READY || users > 0 || System.nanoTime() - idleSince < seconds * 1_000_000_000L) {
+            return;
+        }
+        ServedModel m = model;
+        slept = slept.plus(m.steps());
+        model = null;
+        state = State.SLEEPING;
+        m.close();
+        sleeps.incrementAndGet();
+        LOG.infof("model '%s' sleeps after %d s idle: closed, its memory given back until a request needs it",
+                m.id(), seconds);
     }
 
     /**
@@ -105,9 +203,30 @@ public class ModelService {
         return state;
     }
 
-    /** The model, once ready. */
+    /** The model, while it is ready and awake. */
     public Optional<ServedModel> model() {
         return Optional.ofNullable(model);
+    }
+
+    /** What the model is, once it has been ready, asleep or awake. */
+    public Optional<Description> description() {
+        return Optional.ofNullable(description);
+    }
+
+    /** How many times the model has gone to sleep. */
+    public long sleeps() {
+        return sleeps.get();
+    }
+
+    /** How many times a request has opened the sleeping model again. */
+    public long wakes() {
+        return wakes.get();
+    }
+
+    /** The engine steps the model has run, over all its openings. */
+    public StepCounts steps() {
+        ServedModel m = model;
+        return m == null ? slept : slept.plus(m.steps());
     }
 
     /** Why loading failed; empty otherwise. */
@@ -123,11 +242,11 @@ public class ModelService {
     public Map<String, String> readinessData() {
         Map<String, String> data = new LinkedHashMap<>();
         data.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
-        ServedModel m = model;
-        if (m != null) {
-            data.put("model", m.id());
-            data.put("route", m.info().route());
-            data.put("device", m.info().device());
+        Description d = description;
+        if (d != null) {
+            data.put("model", d.id());
+            data.put("route", d.info().route());
+            data.put("device", d.info().device());
         }
         return data;
     }

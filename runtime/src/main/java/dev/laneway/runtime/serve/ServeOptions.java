@@ -23,6 +23,6 @@ final class ServeOptions {
             opt.remove(key);
             opt.put(key, pair.substring(eq + 1));
         }
-        return new RouteOptions(config.alias(), config.streams(), opt, config.laya().map(Path::of), config.device());
+        return new RouteOptions(config.alias().map(names -> names.get(0)), config.streams(), opt, config.laya().map(Path::of), config.device());
     }
 }

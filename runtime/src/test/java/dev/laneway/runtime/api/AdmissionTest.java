@@ -31,6 +31,8 @@ class AdmissionTest {
 
     @BeforeEach
     void open() {
+        // no model loaded: the gate's jobs hold none awake
+        scheduler.models = new dev.laneway.runtime.serve.ModelService();
         ScriptedModel.hold = new CountDownLatch(1);
         ScriptedModel.FINISHED.clear();
         scheduler.start(2, 1);

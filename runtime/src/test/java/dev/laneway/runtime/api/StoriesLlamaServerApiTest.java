@@ -101,6 +101,46 @@ class StoriesLlamaServerApiTest {
         assertFalse(alone.contains(null) || alone.contains(""), alone.toString());
     }
 
+    /**
+     * Vertex AI's prediction protocol: each instance answered as the endpoint its {@code @requestFormat} names, in
+     * order, run at once; an instance that fails has its error as its prediction while the others are answered; the
+     * same at the route Vertex AI names, and its health route answers as /health.
+     */
+    @Test
+    void vertexPredictionsAnswerEachInstanceAsItsEndpoint() {
+        String chat = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story\"}],\"max_tokens\":8,"
+                + "\"temperature\":0}";
+        String completion = "{\"prompt\":\"Once upon a time\",\"n_predict\":8,\"temperature\":0}";
+        String chatAlone = post("/v1/chat/completions", chat).then().statusCode(200).extract().jsonPath()
+                .getString("choices[0].message.content");
+        String completionAlone = post("/completion", completion).then().statusCode(200).extract().path("content");
+        String body = "{\"instances\":[" + chat.replace("{\"messages\"", "{\"@requestFormat\":\"chatCompletions\","
+                + "\"messages\"") + "," + completion.replace("{", "{\"@requestFormat\":\"/completion\",")
+                + ",{\"@requestFormat\":\"imageGenerations\",\"prompt\":\"x\"}"
+                + ",{\"@requestFormat\":\"completions\",\"prompt\":\"x\",\"stream\":true}"
+                + ",{\"@requestFormat\":\"messages\",\"max_tokens\":4}"
+                + "," + chat.replace("{\"messages\"", "{\"@requestFormat\":\"chatCompletions\",\"messages\"") + "]}";
+        for (String route : List.of("/predict", StoriesProfile.LlamaServer.VERTEX_PREDICT)) {
+            io.restassured.response.Response response = post(route, body);
+            assertEquals(200, response.statusCode(), route + ": " + response.asString());
+            JsonPath answer = response.jsonPath();
+            assertEquals(6, answer.getList("predictions").size(), route);
+            assertEquals(chatAlone, answer.getString("predictions[0].choices[0].message.content"), route);
+            assertEquals(completionAlone, answer.getString("predictions[1].content"), route);
+            assertEquals("@requestFormat", answer.getString("predictions[2].error.param"));
+            assertTrue(answer.getString("predictions[2].error.message").contains("imageGenerations"));
+            assertEquals("stream", answer.getString("predictions[3].error.param"));
+            // Anthropic's endpoint errs in Anthropic's shape.
+            assertEquals("invalid_request_error", answer.getString("predictions[4].error.type"));
+            assertEquals("error", answer.getString("predictions[4].type"));
+            assertEquals(chatAlone, answer.getString("predictions[5].choices[0].message.content"), route);
+        }
+        post("/predict", "{\"instances\":{}}").then().statusCode(400).body("error.param", equalTo("instances"));
+        String many = "{\"instances\":[" + String.join(",", java.util.Collections.nCopies(129, "{}")) + "]}";
+        post("/predict", many).then().statusCode(400).body("error.param", equalTo("instances"));
+        given().get("/vertex/health").then().statusCode(200).body("status", equalTo("ok"));
+    }
+
     @Test
     void verboseAnswersCarryThePromptAsTheModelReadIt() {
         String messages = "\"messages\":[{\"role\":\"system\",\"content\":\"Book\"},{\"role\":\"user\","

@@ -78,6 +78,9 @@ public class StoriesProfile implements QuarkusTestProfile {
      * whole answers ({@code --verbose}).
      */
     public static class LlamaServer extends StoriesProfile {
+        /** A predict route as Vertex AI names one: with a ':', which no route pattern may read as a parameter. */
+        static final String VERTEX_PREDICT = "/v1/endpoints/7/deployedModels/laneway:predict";
+
         /** The directory of the slot files (--slot-save-path). */
         static final java.nio.file.Path SLOT_DIR;
 
@@ -101,6 +104,27 @@ public class StoriesProfile implements QuarkusTestProfile {
             config.put("laneway.verbose", "true");
             config.put("laneway.slot-save-path", SLOT_DIR.toString());
             config.put("laneway.embeddings", "true");
+            // as laneway serve sets it up under AIP_MODE=PREDICTION with Vertex AI's own routes
+            config.put("laneway.vertex.enabled", "true");
+            config.put("laneway.vertex.predict-route", VERTEX_PREDICT);
+            config.put("laneway.vertex.health-route", "/vertex/health");
+            return config;
+        }
+    }
+
+    /**
+     * The same server on two streams with {@code --sleep-idle-seconds 1}, three names ({@code --alias}, the first the
+     * id) and {@code --tags}, and llama-server's metrics.
+     */
+    public static class Sleeping extends StoriesProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            Map<String, String> config = super.getConfigOverrides();
+            config.put("laneway.streams", "2");
+            config.put("laneway.alias", ALIAS + ",tiny,bedtime");
+            config.put("laneway.tags", "small,test");
+            config.put("laneway.sleep-idle-seconds", "1");
+            config.put("laneway.metrics-endpoint", "true");
             return config;
         }
     }

@@ -55,6 +55,10 @@ class CommandLineTest {
                         "holds no key on its first line"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--api-key", "k", "--api-key-file",
                         text.toString()}, "give --api-key or --api-key-file, not both"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--alias", "a,,b"}, "--alias must not be blank"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--sleep-idle-seconds", "0"},
+                        "--sleep-idle-seconds must be at least 1, or -1 (never), was 0"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--tags", "a, "}, "--tags must not hold a blank"),
                 Arguments.of(new String[]{"frobnicate"}, "Unmatched argument"));
     }
 
@@ -80,7 +84,7 @@ class CommandLineTest {
         for (String option : new String[]{"--model", "--device", "--alias", "--streams", "--opt", "--laya", "--host",
                 "--port", "--api-key", "--api-key-file", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
                 "--seed", "--n-predict", "--reasoning", "--chat-template", "--chat-template-file", "--accept-any-model",
-                "--metrics", "--no-slots", "--verbose"}) {
+                "--metrics", "--no-slots", "--verbose", "--tags", "--sleep-idle-seconds", "--cors-origins"}) {
             assertTrue(serve.out().contains(option), option + " missing from:\n" + serve.out());
         }
     }
@@ -92,6 +96,26 @@ class CommandLineTest {
         assertEquals(ExitCodes.USAGE, o.code());
         assertTrue(o.out().contains("refused: no route serves"), o.out());
         assertTrue(o.out().contains("generic"), o.out());
+    }
+
+    /**
+     * Where Vertex AI runs the server ({@code AIP_MODE=PREDICTION}), its port wins over --port and its routes are
+     * taken, with the leading slash it may leave out; elsewhere its variables change nothing.
+     */
+    @Test
+    void vertexAisVariablesChooseThePortAndRoutes() {
+        java.util.Map<String, String> settings = new java.util.HashMap<>(java.util.Map.of("quarkus.http.port", "8080"));
+        ServeCommand.vertex(java.util.Map.of("AIP_HTTP_PORT", "9000"), settings);
+        assertEquals(java.util.Map.of("quarkus.http.port", "8080"), settings);
+        ServeCommand.vertex(java.util.Map.of("AIP_MODE", "PREDICTION", "AIP_HTTP_PORT", "9000", "AIP_PREDICT_ROUTE",
+                "v1/endpoints/1/deployedModels/m:predict", "AIP_HEALTH_ROUTE", "/ping"), settings);
+        assertEquals("9000", settings.get("quarkus.http.port"));
+        assertEquals("true", settings.get("laneway.vertex.enabled"));
+        assertEquals("/v1/endpoints/1/deployedModels/m:predict", settings.get("laneway.vertex.predict-route"));
+        assertEquals("/ping", settings.get("laneway.vertex.health-route"));
+        UsageException bad = org.junit.jupiter.api.Assertions.assertThrows(UsageException.class, () ->
+                ServeCommand.vertex(java.util.Map.of("AIP_MODE", "PREDICTION", "AIP_HTTP_PORT", "http"), settings));
+        assertTrue(bad.getMessage().contains("AIP_HTTP_PORT"), bad.getMessage());
     }
 
     @Test

@@ -1,0 +1,137 @@
+package dev.laneway.runtime.api;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.path.json.JsonPath;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static dev.laneway.runtime.api.StoriesServerTest.post;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The real server with {@code --sleep-idle-seconds 1}: an idle model is closed and the next request that needs it
+ * opens it again, with the same answers; what only describes the model does not wake it; a request holds the model
+ * awake for as long as it runs. And the model's names ({@code --alias a,b,c}) and tags.
+ */
+@QuarkusTest
+@TestProfile(StoriesProfile.Sleeping.class)
+class StoriesSleepTest {
+    private static final String COMPLETION = "{\"prompt\":\"Once upon a time\",\"n_predict\":16,\"temperature\":0}";
+
+    @BeforeEach
+    void awaitModel() throws InterruptedException {
+        StoriesProfile.awaitReady();
+    }
+
+    private static boolean sleeping() {
+        return given().get("/props").then().statusCode(200).extract().jsonPath().getBoolean("is_sleeping");
+    }
+
+    private static void awaitSleep() throws InterruptedException {
+        for (int i = 0; i < 200 && !sleeping(); i++) {
+            Thread.sleep(50);
+        }
+        assertTrue(sleeping(), "the model did not sleep");
+    }
+
+    /**
+     * Asleep, the model is still described and the server is healthy and ready; several clients at once wake it and
+     * each gets the answer the awake model gave; the engine's counts go on across the sleep.
+     */
+    @Test
+    void anIdleModelSleepsAndWakesWithTheSameAnswers() throws Exception {
+        String awake = post("/completion", COMPLETION).then().statusCode(200).extract().path("content");
+        awaitSleep();
+        given().get("/health").then().statusCode(200).body("status", equalTo("ok"));
+        given().get("/q/health/ready").then().statusCode(200);
+        given().get("/v1/models").then().statusCode(200).body("data[0].id", equalTo(StoriesProfile.ALIAS));
+        given().get("/props").then().statusCode(200).body("default_generation_settings.n_ctx", equalTo(2048));
+        String metrics = given().get("/metrics").then().statusCode(200).extract().asString();
+        assertTrue(sleeping(), "describing the model woke it");
+        assertTrue(decodeSteps(metrics) > 0, metrics);
+
+        ExecutorService clients = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<String>> answers = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                answers.add(clients.submit(() -> post("/completion", COMPLETION).then().statusCode(200).extract()
+                        .<String>path("content")));
+            }
+            for (Future<String> answer : answers) {
+                assertEquals(awake, answer.get());
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        assertFalse(sleeping());
+        assertTrue(decodeSteps(given().get("/metrics").asString()) > decodeSteps(metrics));
+    }
+
+    /**
+     * A stream that runs longer than the idle time keeps the model awake to its end (the sleep count does not move
+     * while it runs), and it ends whole.
+     */
+    @Test
+    void aRunningRequestHoldsTheModelAwake() throws InterruptedException {
+        awaitSleep();
+        double sleeps = metric("laneway_model_sleeps_total");
+        long start = System.nanoTime();
+        // Four choices of 2,000 tokens each, two at a time, take seconds on this model: longer than the idle second.
+        String stream = post("/v1/completions", "{\"prompt\":\"Once\",\"n\":4,\"max_tokens\":2000,"
+                + "\"temperature\":0,\"ignore_eos\":true,\"stream\":true}").then().statusCode(200).extract()
+                .asString();
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertTrue(seconds > 2, "the stream took " + seconds + " s, too short to outlast the idle second");
+        assertTrue(stream.endsWith("data: [DONE]\n\n"), stream.substring(Math.max(0, stream.length() - 300)));
+        assertEquals(4, stream.split("\"finish_reason\":\"length\"", -1).length - 1);
+        assertEquals(sleeps, metric("laneway_model_sleeps_total"), "the model slept while a request ran");
+        assertFalse(sleeping());
+        // Tokenizing needs the model: it wakes it too.
+        awaitSleep();
+        assertEquals(sleeps + 1, metric("laneway_model_sleeps_total"));
+        post("/tokenize", "{\"content\":\"Once\"}").then().statusCode(200);
+        assertFalse(sleeping());
+    }
+
+    private static double metric(String name) {
+        return given().get("/q/metrics").asString().lines().filter(l -> l.startsWith(name + " ")).mapToDouble(l ->
+                Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElseThrow(() ->
+                new AssertionError("no metric " + name));
+    }
+
+    /**
+     * The model answers to each of its names, the first its id; /v1/models lists them and its tags; another name is
+     * a 404 naming the model's id.
+     */
+    @Test
+    void theModelAnswersToEachOfItsNames() {
+        JsonPath models = given().get("/v1/models").then().statusCode(200).extract().jsonPath();
+        assertEquals(List.of(StoriesProfile.ALIAS, "tiny", "bedtime"), models.getList("data[0].aliases"));
+        assertEquals(List.of("small", "test"), models.getList("data[0].tags"));
+        for (String name : List.of("tiny", "bedtime", StoriesProfile.ALIAS)) {
+            post("/v1/chat/completions", "{\"model\":\"" + name + "\",\"max_tokens\":2,\"messages\":[{\"role\":"
+                    + "\"user\",\"content\":\"Hi\"}]}").then().statusCode(200)
+                    .body("model", equalTo(StoriesProfile.ALIAS));
+            given().get("/v1/models/" + name).then().statusCode(200).body("id", equalTo(StoriesProfile.ALIAS));
+        }
+        post("/v1/chat/completions", "{\"model\":\"other\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"Hi\"}]}").then().statusCode(404);
+        given().get("/v1/models/other").then().statusCode(404);
+    }
+
+    private static double decodeSteps(String metrics) {
+        return metrics.lines().filter(l -> l.startsWith("llamacpp:n_decode_total ")).mapToDouble(l ->
+                Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst().orElseThrow();
+    }
+}
