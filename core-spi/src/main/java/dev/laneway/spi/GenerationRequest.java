@@ -22,16 +22,21 @@ import java.util.Optional;
  *                     than the model's
  * @param cacheSalt    what keeps caches apart (vLLM's {@code cache_salt}): the prompt reuses only what a prompt under
  *                     the same salt left in a cache; {@link #NO_SALT} for none
+ * @param shiftKeep    {@link #NO_SHIFT}: the generation ends where the context does; 0 or more: when the context is
+ *                     full it shifts (llama-server's context shift): the first {@code shiftKeep} positions stay, half
+ *                     of those after them are dropped, and the generation goes on (to {@code maxTokens})
  */
 public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
                                 Optional<OutputGrammar> grammar, boolean cachePrompt, int slot,
-                                boolean postSampling, String cacheSalt) {
+                                boolean postSampling, String cacheSalt, int shiftKeep) {
     /** Report no log-probabilities. */
     public static final int NO_LOGPROBS = -1;
     /** Any stream the model chooses. */
     public static final int ANY_SLOT = -1;
     /** The salt of requests that name none. */
     public static final String NO_SALT = "";
+    /** The context does not shift. */
+    public static final int NO_SHIFT = -1;
 
     public GenerationRequest {
         Objects.requireNonNull(prompt, "prompt");
@@ -41,16 +46,26 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
         if (prompt.length == 0) {
             throw new IllegalArgumentException("prompt must hold at least one token");
         }
-        if (maxTokens < 0 || topLogprobs < NO_LOGPROBS || slot < ANY_SLOT) {
-            throw new IllegalArgumentException("maxTokens must not be negative, topLogprobs and slot not below -1");
+        if (maxTokens < 0 || topLogprobs < NO_LOGPROBS || slot < ANY_SLOT || shiftKeep < NO_SHIFT) {
+            throw new IllegalArgumentException("maxTokens must not be negative, topLogprobs, slot and shiftKeep not"
+                    + " below -1");
         }
         prompt = prompt.clone();
+    }
+
+    /** Ending where the context does. */
+    public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
+                             Optional<OutputGrammar> grammar, boolean cachePrompt, int slot, boolean postSampling,
+                             String cacheSalt) {
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, slot, postSampling, cacheSalt,
+                NO_SHIFT);
     }
 
     /** In any stream, the model's log-probabilities, with no cache salt. */
     public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
                              Optional<OutputGrammar> grammar, boolean cachePrompt) {
-        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, ANY_SLOT, false, NO_SALT);
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, ANY_SLOT, false, NO_SALT,
+                NO_SHIFT);
     }
 
     /** Reusing the cache. */

@@ -214,6 +214,14 @@ public interface ServedModel extends AutoCloseable {
                 + " grammar or schema");
     }
 
+    /**
+     * Whether a generation that fills the context can go on by shifting it ({@link GenerationRequest#shiftKeep}); a
+     * model that cannot ends such a generation where the context does.
+     */
+    default boolean shiftsContext() {
+        return false;
+    }
+
     /** What its forward steps have run so far; none for a model that has no engine loop to count. */
     default StepCounts steps() {
         return StepCounts.NONE;

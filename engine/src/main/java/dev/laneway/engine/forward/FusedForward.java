@@ -48,10 +48,13 @@ public final class FusedForward implements LaneForward {
     private final FinalNorm finalNorm;
     private final List<Step> steps;
     private final List<StepInfo> infos;
+    /** Every layer's RoPE, for shifting the context. */
+    private final Rope rope;
 
     private FusedForward(Dims dims, LayerShape shape, int logitsLength, List<Step> steps, List<StepInfo> infos,
-                         FinalNorm finalNorm) {
+                         FinalNorm finalNorm, Rope rope) {
         this.finalNorm = finalNorm;
+        this.rope = rope;
         this.dims = dims;
         this.shape = shape;
         this.logitsLength = logitsLength;
@@ -118,7 +121,17 @@ public final class FusedForward implements LaneForward {
         infos.add(new StepInfo(HEAD_KERNEL, -1, head.name(), List.of("x", "logits")));
         // The layers leave each row's hidden state in x; the head normalises its rows into its own work memory.
         return new FusedForward(dims, shape, Math.max(dims.vocab(), head.rows()), List.copyOf(steps),
-                List.copyOf(infos), new FinalNorm("x", finalNorm, dims.rmsEps()));
+                List.copyOf(infos), new FinalNorm("x", finalNorm, dims.rmsEps()), rope);
+    }
+
+    @Override
+    public boolean shiftsContext() {
+        return true;
+    }
+
+    @Override
+    public void shiftContext(KvCache cache, int slot, int keep, int discard, int used) {
+        cache.shift(slot, keep, discard, used, layer -> rope);
     }
 
     private static FusedLayer fuse(NativeKernels kernels, LayerWeights weights, LayerShape shape, Rope rope, int l) {

@@ -63,6 +63,21 @@ public interface LaneForward {
         return java.util.Optional.empty();
     }
 
+    /** Whether {@link #shiftContext} can drop positions of a slot's KV cache. */
+    default boolean shiftsContext() {
+        return false;
+    }
+
+    /**
+     * Drops positions {@code keep .. keep + discard} of {@code slot}'s KV cache, whose first {@code used} positions
+     * are filled; the later ones move down into their place, as llama-server's context shift does.
+     *
+     * @throws UnsupportedOperationException when this forward cannot ({@link #shiftsContext})
+     */
+    default void shiftContext(KvCache cache, int slot, int keep, int discard, int used) {
+        throw new UnsupportedOperationException("this model's forward cannot shift its context");
+    }
+
     /** A state buffer by name, for diagnostics; null when there is none. */
     float[] buffer(ForwardState state, String name);
 }

@@ -2,6 +2,7 @@ package dev.laneway.engine.forward;
 
 import dev.laneway.engine.kernels.AttentionShape;
 import dev.laneway.engine.kernels.Kernels;
+import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.kernels.Matrix;
 import dev.laneway.engine.kernels.Rope;
 import dev.laneway.engine.plan.Op;
@@ -28,10 +29,14 @@ public final class PlanForward implements LaneForward {
     private final int logitsStride;
 
     private final FinalNorm finalNorm;
+    /** Each layer's RoPE (none for a layer without), for shifting the context. */
+    private final Map<Integer, Rope> layerRopes;
 
     private PlanForward(Dims dims, Kernels kernels, List<String> bufferNames, List<Plan.Dim> bufferDims,
-                        List<Step> steps, List<StepInfo> infos, int logits, int logitsStride, FinalNorm finalNorm) {
+                        List<Step> steps, List<StepInfo> infos, int logits, int logitsStride, FinalNorm finalNorm,
+                        Map<Integer, Rope> layerRopes) {
         this.finalNorm = finalNorm;
+        this.layerRopes = layerRopes;
         this.dims = dims;
         this.kernels = kernels;
         this.bufferNames = bufferNames;
@@ -97,6 +102,23 @@ public final class PlanForward implements LaneForward {
         return state.buffers[logits];
     }
 
+    /**
+     * Whether the context can shift: not through sliding-window layers, whose caches hold only the window's last
+     * positions.
+     */
+    @Override
+    public boolean shiftsContext() {
+        return dims.sliding().size() == 0;
+    }
+
+    @Override
+    public void shiftContext(KvCache cache, int slot, int keep, int discard, int used) {
+        if (!shiftsContext()) {
+            LaneForward.super.shiftContext(cache, slot, keep, discard, used);
+        }
+        cache.shift(slot, keep, discard, used, layerRopes::get);
+    }
+
     /** A state buffer by name, for diagnostics; null when the plan has no such buffer. */
     @Override
     public float[] buffer(ForwardState state, String name) {
@@ -114,6 +136,7 @@ public final class PlanForward implements LaneForward {
         private final List<Plan.Dim> bufferDims = new ArrayList<>();
         private final Map<Rope.Style, Rope> ropes = new EnumMap<>(Rope.Style.class);
         private final Map<Rope.Style, Rope> localRopes = new EnumMap<>(Rope.Style.class);
+        private final Map<Integer, Rope> layerRopes = new java.util.HashMap<>();
         private final AttentionShape attention;
         private final AttentionShape windowed;
         /** The most rows a product into a vocabulary-wide buffer writes per token (a padded head's). */
@@ -162,7 +185,7 @@ public final class PlanForward implements LaneForward {
                 throw new PlanException("the logits buffer '" + plan.logits() + "' must have dimension vocab");
             }
             return new PlanForward(dims, k, List.copyOf(bufferNames), List.copyOf(bufferDims), List.copyOf(steps),
-                    List.copyOf(infos), logits, logitsStride, finalNorm);
+                    List.copyOf(infos), logits, logitsStride, finalNorm, Map.copyOf(layerRopes));
         }
 
         private static StepInfo info(Op op, int layer) {
@@ -234,6 +257,9 @@ public final class PlanForward implements LaneForward {
                 Rope rope = (local ? localRopes : ropes).computeIfAbsent(r.style(), style -> Rope.of(style,
                         dims.headDim(), dims.rotaryDim(), dims.contextLength(),
                         local ? dims.sliding().rope() : dims.rope()));
+                if (layer >= 0) {
+                    layerRopes.put(layer, rope);
+                }
                 int q = buffer(r.q());
                 int kk = buffer(r.k());
                 int qHeads = width(q) / dims.headDim();

@@ -15,6 +15,8 @@ public final class CachedTokens {
     private int[] tokens = new int[256];
     private int length;
     private String salt = GenerationRequest.NO_SALT;
+    /** Whether the positions after these were shifted: they hold keys and values no fresh prompt would compute. */
+    private boolean shifted;
 
     /** Positions whose keys and values are in the cache. */
     public int length() {
@@ -48,11 +50,15 @@ public final class CachedTokens {
      */
     public void keep(int n, String salt) {
         length = Math.min(length, Math.max(0, n));
+        shifted = false;
         this.salt = salt;
     }
 
     /** Records that {@code src[offset .. offset + n)} now fill the positions after the current ones. */
     public void append(int[] src, int offset, int n) {
+        if (shifted) {
+            return;
+        }
         if (length + n > tokens.length) {
             tokens = Arrays.copyOf(tokens, Math.max(tokens.length * 2, length + n));
         }
@@ -60,8 +66,18 @@ public final class CachedTokens {
         length += n;
     }
 
+    /**
+     * The context shifted after position {@code keep}: the positions after it hold keys computed with tokens now
+     * dropped, so no later prompt reuses them (its answer is the one it gets alone), until a prompt starts anew.
+     */
+    public void shifted(int keep) {
+        length = Math.min(length, keep);
+        shifted = true;
+    }
+
     /** Forgets everything: the cache's contents can no longer be trusted (a device fault mid-step). */
     public void clear() {
+        shifted = false;
         length = 0;
         salt = GenerationRequest.NO_SALT;
     }

@@ -49,6 +49,7 @@ public final class Sequence {
     private final float[] raw;
     private int reused;
     private final int budget;
+    private final int context;
     private final int[] next = new int[1];
     private int fedPrompt;
     private int pos;
@@ -81,7 +82,9 @@ public final class Sequence {
         this.logprobs = request.wantsLogprobs() ? new Logprobs(vocab) : null;
         this.row = new float[vocab];
         this.raw = request.wantsLogprobs() ? new float[vocab] : null;
-        this.budget = Math.min(request.maxTokens(), dims.contextLength() - prompt.length);
+        this.context = dims.contextLength();
+        this.budget = request.shiftKeep() == GenerationRequest.NO_SHIFT
+                ? Math.min(request.maxTokens(), context - prompt.length) : request.maxTokens();
         this.reused = cached.reusableFor(request.cacheSalt(), prompt);
         cached.keep(reused, request.cacheSalt());
         this.fedPrompt = reused;
@@ -188,6 +191,31 @@ public final class Sequence {
     /** Positions of its slot this sequence has filled (the prompt so far, then each token fed back). */
     public int position() {
         return pos;
+    }
+
+    /**
+     * Whether the context is full and the generation goes on: its KV cache must drop positions ({@link #shift})
+     * before the next {@link #feed}.
+     */
+    public boolean contextFull() {
+        return finish == null && !prefilling() && pos >= context;
+    }
+
+    /**
+     * The positions to keep and to drop when the context is full, as llama-server shifts it: the request's first
+     * positions stay, and half of those after them go.
+     *
+     * @return {keep, discard}
+     */
+    public int[] shift() {
+        int keep = Math.min(request.shiftKeep(), pos - 2);
+        return new int[] {keep, (pos - keep) / 2};
+    }
+
+    /** The KV cache has dropped {@code discard} positions after {@code keep}: the positions after move down. */
+    public void shifted(int keep, int discard) {
+        pos -= discard;
+        cached.shifted(keep);
     }
 
     /** How many leading tokens of this prompt {@code other} (another slot's contents) could serve. */

@@ -174,6 +174,21 @@ public final class KvCache {
     }
 
     /** Positions there is room for now. */
+    /**
+     * Drops positions {@code keep .. keep + discard} of {@code slot}, whose first {@code used} positions are filled:
+     * the later ones move down into their place (llama-server's context shift), their keys turned back by
+     * {@code ropes.apply(layer)} (null: that layer has no RoPE).
+     */
+    public void shift(int slot, int keep, int discard, int used, java.util.function.IntFunction<Rope> ropes) {
+        if (keep < 0 || discard < 1 || keep + discard > used || used > room) {
+            throw new IllegalArgumentException("cannot drop positions " + keep + " .. " + (keep + discard) + " of "
+                    + used);
+        }
+        for (int l = 0; l < layers.length; l++) {
+            layers[l].shift(slot, keep, discard, used, ropes.apply(l));
+        }
+    }
+
     public int room() {
         return room;
     }
@@ -285,6 +300,69 @@ public final class KvCache {
         /** The element offset of a slot's position 0 in the arrays. */
         public int base(int slot) {
             return slot * room * kvDim;
+        }
+
+        /**
+         * Moves positions {@code keep + discard .. used} of {@code slot} down by {@code discard}, dropping the
+         * positions between, and turns each moved key back by {@code discard} positions of {@code rope} (null for a
+         * layer without RoPE), so that it reads as if computed where it now stands.
+         */
+        void shift(int slot, int keep, int discard, int used, Rope rope) {
+            float[] row = new float[kvDim];
+            float[] cos = null;
+            float[] sin = null;
+            if (rope != null) {
+                // RoPE turns by an angle linear in the position: back by discard positions is one turn by
+                // -discard * frequency, whatever the scaling (its magnitude, for YaRN, divided out).
+                int half = rope.rotaryDim() / 2;
+                cos = new float[half];
+                sin = new float[half];
+                for (int i = 0; i < half; i++) {
+                    double c = rope.cos()[discard * half + i];
+                    double s = rope.sin()[discard * half + i];
+                    double magnitude = Math.hypot(c, s);
+                    cos[i] = (float) (c / magnitude);
+                    sin[i] = (float) (-s / magnitude);
+                }
+            }
+            for (int p = keep + discard; p < used; p++) {
+                int src = base(slot) + p * kvDim;
+                int dst = src - discard * kvDim;
+                if (keys16 != null) {
+                    System.arraycopy(values16, src, values16, dst, kvDim);
+                    for (int i = 0; i < kvDim; i++) {
+                        row[i] = Floats.f16ToFloat(keys16[src + i]);
+                    }
+                    turn(row, rope, cos, sin);
+                    for (int i = 0; i < kvDim; i++) {
+                        keys16[dst + i] = Floats.floatToF16(row[i]);
+                    }
+                } else {
+                    System.arraycopy(values, src, values, dst, kvDim);
+                    System.arraycopy(keys, src, row, 0, kvDim);
+                    turn(row, rope, cos, sin);
+                    System.arraycopy(row, 0, keys, dst, kvDim);
+                }
+            }
+        }
+
+        /** Turns each head of a key row by the angles whose cosines and sines are given. */
+        private static void turn(float[] row, Rope rope, float[] cos, float[] sin) {
+            if (rope == null) {
+                return;
+            }
+            int half = rope.rotaryDim() / 2;
+            for (int h = 0; h < row.length / rope.headDim(); h++) {
+                int head = h * rope.headDim();
+                for (int i = 0; i < half; i++) {
+                    int a = rope.style() == Rope.Style.INTERLEAVED ? head + 2 * i : head + i;
+                    int b = rope.style() == Rope.Style.INTERLEAVED ? a + 1 : a + rope.rotaryDim() / 2;
+                    float x = row[a];
+                    float y = row[b];
+                    row[a] = x * cos[i] - y * sin[i];
+                    row[b] = x * sin[i] + y * cos[i];
+                }
+            }
         }
 
         private void copy(int source, int target, int from, int to) {

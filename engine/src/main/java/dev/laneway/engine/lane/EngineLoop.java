@@ -332,6 +332,7 @@ final class EngineLoop implements AutoCloseable {
             return;
         }
         batch.clear();
+        shiftFullContexts();
         sharePrefixes();
         for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
                 i -> running.get(i).sequence().promptLeft(), i -> waitingForPrefix[i], maxBatch,
@@ -393,6 +394,23 @@ final class EngineLoop implements AutoCloseable {
         }
         if (--g.left == 0) {
             ended.add(g);
+        }
+    }
+
+    /** Shifts the context of each generation that has filled it and goes on (its request allows it). */
+    private void shiftFullContexts() {
+        for (Running r : new ArrayList<>(running)) {
+            Sequence s = r.sequence();
+            if (!s.contextFull()) {
+                continue;
+            }
+            int[] shift = s.shift();
+            try {
+                lane.forward().shiftContext(lane.state().cache(), s.slot(), shift[0], shift[1], s.position());
+                s.shifted(shift[0], shift[1]);
+            } catch (RuntimeException e) {
+                fail(r, e);
+            }
         }
     }
 

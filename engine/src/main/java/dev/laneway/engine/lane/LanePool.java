@@ -82,6 +82,11 @@ public final class LanePool implements AutoCloseable {
                 faults, device);
     }
 
+    /** Whether the forward can shift a full context. */
+    public boolean shiftsContext() {
+        return lane.forward().shiftsContext();
+    }
+
     /** What the sequences of this model are made with. */
     private record SequenceKind(dev.laneway.engine.forward.Dims dims, int[] endOfText, Grammars grammars) {
     }

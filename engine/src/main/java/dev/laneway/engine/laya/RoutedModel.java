@@ -167,6 +167,12 @@ public final class RoutedModel implements ServedModel {
         return new ModelHealth(down.isEmpty(), String.join("; ", down), data);
     }
 
+    /** Whether every candidate can shift its context. */
+    @Override
+    public boolean shiftsContext() {
+        return byDevice.values().stream().allMatch(ServedModel::shiftsContext);
+    }
+
     /** The steps of every candidate together. */
     @Override
     public StepCounts steps() {

@@ -168,6 +168,11 @@ public final class LanewayModel implements ServedModel {
         return lanes.steps();
     }
 
+    @Override
+    public boolean shiftsContext() {
+        return lanes.shiftsContext();
+    }
+
     /** The lanes, for diagnostics. */
     public LanePool lanes() {
         return lanes;

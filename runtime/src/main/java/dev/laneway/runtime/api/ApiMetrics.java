@@ -39,6 +39,7 @@ public class ApiMetrics {
     private Counter promptTokens;
     private Counter cachedTokens;
     private Counter generatedTokens;
+    private Counter clientsGivenUp;
     private Timer firstToken;
     private Timer interToken;
     /** For llama-server's {@code /metrics}: prompt tokens computed, and the seconds of prompts and of generation. */
@@ -59,6 +60,9 @@ public class ApiMetrics {
         cachedTokens = Counter.builder("laneway.prompt.cached.tokens")
                 .description("Prompt tokens served from a stream's KV cache (prompt cache hits)").register(registry);
         generatedTokens = Counter.builder("laneway.generated.tokens").description("Tokens generated")
+                .register(registry);
+        clientsGivenUp = Counter.builder("laneway.stream.clients.given.up")
+                .description("Streams given up because their client stopped reading (laneway.client)")
                 .register(registry);
         firstToken = Timer.builder("laneway.time.to.first.token")
                 .description("Time from a generation's start on its stream to its first token (the prompt's work)")
@@ -134,6 +138,10 @@ public class ApiMetrics {
 
     private StepCounts steps() {
         return models.steps();
+    }
+
+    void clientGivenUp() {
+        clientsGivenUp.increment();
     }
 
     /** Counts one finished generation: its tokens, its latencies, and its whole time by how it ended. */

@@ -80,7 +80,7 @@ final class GenerationJob implements Admission.Job {
             runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get, clock));
             requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
                     params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt(), params.slot(),
-                    params.postSampling(), params.cacheSalt()));
+                    params.postSampling(), params.cacheSalt(), plan.shiftKeep()));
         }
         CompletableFuture<List<GenerationResult>> done;
         try {

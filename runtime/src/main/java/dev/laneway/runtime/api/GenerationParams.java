@@ -35,6 +35,8 @@ import java.util.OptionalLong;
  * @param slot         llama-server's {@code id_slot}: the stream to run in, or -1 for the one the engine chooses
  * @param postSampling llama-server's {@code post_sampling_probs}: the probabilities reported are those the token was
  *                     drawn from, after the sampler's filters and temperature
+ * @param nKeep        llama-server's {@code n_keep}: with {@code serve --context-shift}, the prompt tokens (after the
+ *                     model's leading special tokens) a shift keeps; -1 the whole prompt
  * @param cacheSalt    vLLM's {@code cache_salt}: the prompt reuses only what prompts under the same salt left cached
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
@@ -42,7 +44,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
                         double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar,
                         boolean cachePrompt, boolean timingsPerToken, boolean returnProgress, int slot,
-                        boolean postSampling, String cacheSalt) {
+                        boolean postSampling, String cacheSalt, int nKeep) {
 
     static final int REPEAT_WINDOW = 64;
 
@@ -62,7 +64,8 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
     GenerationParams withGrammar(OutputGrammar grammar) {
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
-                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt);
+                Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt,
+                nKeep);
     }
 
     boolean wantsLogprobs() {
@@ -123,7 +126,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 openAiPenalty(r, "frequency_penalty"), logitBias(r, dialect), grammar(r),
                 r.bool("cache_prompt").orElse(true), r.bool("timings_per_token").orElse(false),
                 r.bool("return_progress").orElse(false), slot(r), r.bool("post_sampling_probs").orElse(false),
-                cacheSalt(r));
+                cacheSalt(r), nKeep(r));
     }
 
     /**
@@ -289,7 +292,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         bias.putAll(more);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, bias, grammar,
-                cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt);
+                cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt, nKeep);
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -487,6 +490,15 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                     + slot);
         }
         return slot;
+    }
+
+    /** llama-server's {@code n_keep}: 0 or more prompt tokens, or -1 for the whole prompt. */
+    private static int nKeep(JsonRequest r) {
+        int keep = r.integer("n_keep").orElse(0);
+        if (keep < -1) {
+            throw ApiException.invalidValue("n_keep", "n_keep must be -1 (the whole prompt) or more, was " + keep);
+        }
+        return keep;
     }
 
     /** vLLM's {@code cache_salt}: a non-empty string of bounded length when given. */

@@ -3,6 +3,7 @@ package dev.laneway.runtime.api;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.ChatMessage;
+import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.OutputGrammar;
 import dev.laneway.spi.RouteDecision;
@@ -13,7 +14,6 @@ import io.quarkus.arc.Arc;
 import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.operators.multi.processors.UnicastProcessor;
 import jakarta.enterprise.context.ApplicationScoped;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.inject.Inject;
@@ -27,6 +27,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Turns checked requests into generation jobs: resolves the model, builds and checks the prompts, fits the token
@@ -81,7 +83,7 @@ public class GenerationService {
             String text = prompt instanceof CompletionRequest.TextPrompt t ? t.text() : model.detokenize(ids);
             texts.add(text);
             promptTokens += ids.length;
-            addChoices(plans, model, ids, params, "prompt");
+            addChoices(plans, model, ids, params, "prompt", config.contextShift());
             // The answer shows the prompt as the model read it: its tokens detokenized, BOS and all.
             String read = model.detokenize(ids);
             while (choiceTexts.size() < plans.size()) {
@@ -161,7 +163,7 @@ public class GenerationService {
             throw ApiException.invalidValue("messages", "messages is empty: it gives no tokens");
         }
         List<ChoicePlan> plans = new ArrayList<>();
-        addChoices(plans, model, ids, params, "messages");
+        addChoices(plans, model, ids, params, "messages", config.contextShift());
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
         boolean thinks = request.reasoningSplit()
                 && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
@@ -322,11 +324,15 @@ public class GenerationService {
     private Answer run(ServedModel model, Optional<RouteDecision> route, List<ChoicePlan> plans, int promptTokens,
                        GenerationParams params, ReplyFormat format, AnswerReading reading) {
         if (params.stream()) {
-            UnicastProcessor<byte[]> frames = UnicastProcessor.create();
+            RoutingContext request = currentRequest();
+            AtomicReference<GenerationJob> running = new AtomicReference<>();
+            StreamBacklog frames = new StreamBacklog(config.client().maxBacklogBytes(),
+                    TimeUnit.SECONDS.toNanos(config.client().stallSeconds()), () -> giveUp(running.get(), request));
             GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
                     new StreamReply(format, frames, params, mapper), metrics::generation);
+            running.set(job);
             admission.submit(job);
-            return new Answer.Stream(frames.onTermination().invoke(job::cancel), route);
+            return new Answer.Stream(frames.frames().onTermination().invoke(job::cancel), route);
         }
         CompletableFuture<HttpReply> reply = new CompletableFuture<>();
         GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
@@ -335,9 +341,25 @@ public class GenerationService {
         return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel), route);
     }
 
-    /** n choices of one prompt, after checking that the prompt leaves room for at least one token. */
+    /** A stream's client stopped reading: its generation stops and its connection is closed. */
+    private void giveUp(GenerationJob job, RoutingContext request) {
+        LOG.warnf("a client stopped reading its stream (nothing taken for %d s, or %d bytes waiting): its"
+                + " generation is stopped and its connection closed", config.client().stallSeconds(),
+                config.client().maxBacklogBytes());
+        metrics.clientGivenUp();
+        job.cancel();
+        if (request != null) {
+            request.response().reset();
+        }
+    }
+
+    /**
+     * n choices of one prompt, after checking that the prompt leaves room for at least one token. With
+     * {@code contextShift}, a choice that fills the context goes on by shifting it, keeping the model's leading
+     * special tokens and the request's {@code n_keep} prompt tokens after them.
+     */
     private static void addChoices(List<ChoicePlan> plans, ServedModel model, int[] ids, GenerationParams params,
-                                   String param) {
+                                   String param, boolean contextShift) {
         params.grammar().ifPresent(grammar -> {
             try {
                 model.checkGrammar(grammar);
@@ -356,9 +378,14 @@ public class GenerationService {
                     + " context size (" + context + " tokens): at least one token must stay free for the completion");
         }
         int room = context - ids.length;
-        int maxTokens = Math.min(room, params.maxTokens().orElse(room));
+        int maxTokens = contextShift ? params.maxTokens().orElse(room) : Math.min(room, params.maxTokens().orElse(room));
+        int keep = GenerationRequest.NO_SHIFT;
+        if (contextShift) {
+            keep = params.nKeep() < 0 ? ids.length
+                    : Math.min(ids.length, model.tokenize("", true, false).length + params.nKeep());
+        }
         for (int j = 0; j < params.n(); j++) {
-            plans.add(new ChoicePlan(plans.size(), ids, maxTokens, params.sampling(j)));
+            plans.add(new ChoicePlan(plans.size(), ids, maxTokens, params.sampling(j), keep));
         }
     }
 

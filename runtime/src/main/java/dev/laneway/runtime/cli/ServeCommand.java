@@ -118,6 +118,10 @@ final class ServeCommand implements Callable<Integer> {
             + " with file names in DIR (made if missing), as llama-server's --slot-save-path; erase needs it too.")
     Path slotSavePath;
 
+    @Option(names = "--context-shift", description = "Let a generation that fills its context go on: half of what"
+            + " follows the prompt's first n_keep tokens is dropped from its KV cache (default: it ends there).")
+    boolean contextShift;
+
     @Option(names = "--tags", paramLabel = "TAG[,TAG...]", split = ",",
             description = "Words that describe the model, listed with it in /v1/models.")
     List<String> tags;
@@ -284,6 +288,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (embeddings) {
             settings.put("laneway.embeddings", "true");
+        }
+        if (contextShift) {
+            settings.put("laneway.context-shift", "true");
         }
         if (pooling != null) {
             settings.put("laneway.pooling", pooling);

@@ -87,6 +87,14 @@ public interface LanewayConfig {
     @WithDefault("false")
     boolean verbose();
 
+    /**
+     * Whether a generation that fills its context goes on by dropping half of what follows the prompt's kept tokens
+     * (llama-server's {@code --context-shift}); false: it ends there (finish reason {@code length}).
+     */
+    @WithName("context-shift")
+    @WithDefault("false")
+    boolean contextShift();
+
     /** Whether {@code /v1/embeddings} and {@code /embeddings} answer ({@code --embeddings}); false: 501. */
     @WithDefault("false")
     boolean embeddings();
@@ -127,6 +135,9 @@ public interface LanewayConfig {
 
     /** Cross-origin requests from web pages. */
     Cors cors();
+
+    /** Bounds on streams whose clients stop reading. */
+    Client client();
 
     /** How the server stops. */
     Shutdown shutdown();
@@ -184,6 +195,20 @@ public interface LanewayConfig {
         /** Seconds a generation may go without progress before it is failed and its context dropped; 0 disables. */
         @WithDefault("60")
         int seconds();
+    }
+
+    /**
+     * A streamed answer's client that takes none of its waiting frames for {@code stall-seconds}, or lets more than
+     * {@code max-backlog-bytes} of them wait, is given up: its generation stops and its connection is closed.
+     */
+    interface Client {
+        @WithName("stall-seconds")
+        @WithDefault("30")
+        int stallSeconds();
+
+        @WithName("max-backlog-bytes")
+        @WithDefault("16777216")
+        long maxBacklogBytes();
     }
 
     /** Cross-origin settings. */

@@ -107,6 +107,12 @@ public class ModelService {
     private void load() {
         try {
             ServedModel opened = opener.open();
+            if (config.contextShift() && !opened.shiftsContext()) {
+                opened.close();
+                fail(ExitCodes.USAGE, "cannot serve " + config.model().get() + " with --context-shift: this model's"
+                        + " forward cannot shift its context (sliding-window layers, or a route without it)");
+                return;
+            }
             ready(opened);
             warmChat(opened);
         } catch (DispatchException e) {

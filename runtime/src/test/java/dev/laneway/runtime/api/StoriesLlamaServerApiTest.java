@@ -141,6 +141,22 @@ class StoriesLlamaServerApiTest {
         given().get("/vertex/health").then().statusCode(200).body("status", equalTo("ok"));
     }
 
+    /**
+     * With {@code --context-shift}, a generation that fills its context goes on past it, up to its n_predict, and is
+     * truncated; without n_predict it still ends where the context does (the server's --n-predict aside).
+     */
+    @Test
+    void aGenerationThatFillsTheContextGoesOnByShiftingIt() {
+        int ctx = given().get("/props").then().extract().path("default_generation_settings.n_ctx");
+        JsonPath shifted = post("/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":" + (ctx + 100)
+                + ",\"temperature\":0,\"ignore_eos\":true,\"n_keep\":2}").then().statusCode(200).extract().jsonPath();
+        assertEquals(ctx + 100, shifted.getInt("tokens_predicted"));
+        assertTrue(shifted.getBoolean("truncated"));
+        assertEquals("limit", shifted.getString("stop_type"));
+        post("/completion", "{\"prompt\":\"Once\",\"n_keep\":-2}").then().statusCode(400)
+                .body("error.param", equalTo("n_keep"));
+    }
+
     @Test
     void verboseAnswersCarryThePromptAsTheModelReadIt() {
         String messages = "\"messages\":[{\"role\":\"system\",\"content\":\"Book\"},{\"role\":\"user\","

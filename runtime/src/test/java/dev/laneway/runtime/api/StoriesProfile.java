@@ -58,6 +58,9 @@ public class StoriesProfile implements QuarkusTestProfile {
         config.put("laneway.alias", ALIAS);
         config.put("laneway.streams", "1");
         config.put("laneway.queue.max", "4");
+        // small bounds on clients that stop reading, for the test of one
+        config.put("laneway.client.stall-seconds", "2");
+        config.put("laneway.client.max-backlog-bytes", "1048576");
         return config;
     }
 
@@ -75,7 +78,7 @@ public class StoriesProfile implements QuarkusTestProfile {
     /**
      * The same server set up as llama.cpp's server tests start llama-server: two streams, sampling defaults from the
      * command line ({@code --temp 0.8 --seed 42 --n-predict 64}), any model name answered, {@code __verbose} in
-     * whole answers ({@code --verbose}).
+     * whole answers ({@code --verbose}), {@code --context-shift}.
      */
     public static class LlamaServer extends StoriesProfile {
         /** A predict route as Vertex AI names one: with a ':', which no route pattern may read as a parameter. */
@@ -104,6 +107,7 @@ public class StoriesProfile implements QuarkusTestProfile {
             config.put("laneway.verbose", "true");
             config.put("laneway.slot-save-path", SLOT_DIR.toString());
             config.put("laneway.embeddings", "true");
+            config.put("laneway.context-shift", "true");
             // as laneway serve sets it up under AIP_MODE=PREDICTION with Vertex AI's own routes
             config.put("laneway.vertex.enabled", "true");
             config.put("laneway.vertex.predict-route", VERTEX_PREDICT);

@@ -611,6 +611,57 @@ class StoriesServerTest {
                 .statusCode(200).body("choices[0].text", equalTo(", there was a"));
     }
 
+    /**
+     * A client that stays connected but stops reading its stream: once the frames waiting for it pass the profile's
+     * bound (1 MiB, or 2 s with nothing taken), it is given up: its generation stops, freeing the only stream, its
+     * connection is closed before the stream's end, and the next request is served at once.
+     */
+    @Test
+    void aClientThatStopsReadingIsGivenUp() throws Exception {
+        double givenUp = metric("laneway_stream_clients_given_up_total");
+        int context = given().get("/v1/models").then().extract().path("data[0].context_length");
+        // Four choices of the whole context with 20 alternatives per token: about 20 MB of frames, if never stopped.
+        String body = "{\"prompt\":\"Once upon a time\",\"n\":4,\"max_tokens\":" + (context - 8)
+                + ",\"logprobs\":20,\"ignore_eos\":true,\"stream\":true}";
+        try (Socket socket = new Socket()) {
+            socket.setReceiveBufferSize(4096);
+            socket.connect(new java.net.InetSocketAddress(server.getHost(), server.getPort()));
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            for (int i = 0; i < 1200 && metric("laneway_stream_clients_given_up_total") == givenUp; i++) {
+                Thread.sleep(25);
+            }
+            assertEquals(givenUp + 1, metric("laneway_stream_clients_given_up_total"), "the client was given up");
+            for (int i = 0; i < 400 && metric("laneway_streams_busy") > 0; i++) {
+                Thread.sleep(25);
+            }
+            assertEquals(0.0, metric("laneway_streams_busy"), "the stream is free");
+            // What was already on its way can still be read; then the connection ends, without the stream's end.
+            socket.setSoTimeout(10_000);
+            InputStream in = socket.getInputStream();
+            byte[] buffer = new byte[65536];
+            long read = 0;
+            boolean ended = false;
+            byte[] tail = new byte[0];
+            try {
+                for (int n; (n = in.read(buffer)) > 0; ) {
+                    read += n;
+                    tail = Arrays.copyOfRange(buffer, Math.max(0, n - 32), n);
+                }
+                ended = true;
+            } catch (java.net.SocketException reset) {
+                ended = true;
+            }
+            assertTrue(ended, "the connection was closed");
+            assertFalse(new String(tail, StandardCharsets.UTF_8).contains("[DONE]"), "the stream did not end");
+            assertTrue(read < 20_000_000, "read " + read + " bytes");
+        }
+        post("/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":4,\"temperature\":0}").then()
+                .statusCode(200).body("choices[0].text", equalTo(", there was a"));
+    }
+
     @Test
     void theOpenAiNodeSdkWorksAgainstTheServer() throws Exception {
         NodeSdk.Run run = NodeSdk.run(server.toString() + "v1", "Once upon a time", Map.of());
