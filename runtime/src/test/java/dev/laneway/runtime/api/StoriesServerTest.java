@@ -576,6 +576,11 @@ class StoriesServerTest {
         given().contentType("text/plain").body("{\"prompt\":\"x\"}").post("/v1/completions").then().statusCode(415)
                 .body("error.type", equalTo("invalid_request_error"));
         given().get("/nowhere").then().statusCode(404).body("error.code", equalTo("not_found"));
+        for (String path : List.of("/rerank", "/v1/rerank", "/reranking", "/v1/reranking")) {
+            post(path, "{\"query\":\"q\",\"documents\":[\"a\"]}").then().statusCode(501)
+                    .body("error.code", equalTo("not_supported"))
+                    .body("error.message", org.hamcrest.Matchers.containsString("ranking head"));
+        }
     }
 
     @Test

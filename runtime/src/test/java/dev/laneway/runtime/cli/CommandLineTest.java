@@ -84,7 +84,8 @@ class CommandLineTest {
         for (String option : new String[]{"--model", "--device", "--alias", "--streams", "--opt", "--laya", "--host",
                 "--port", "--api-key", "--api-key-file", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
                 "--seed", "--n-predict", "--reasoning", "--chat-template", "--chat-template-file", "--accept-any-model",
-                "--metrics", "--no-slots", "--verbose", "--tags", "--sleep-idle-seconds", "--cors-origins"}) {
+                "--metrics", "--no-slots", "--verbose", "--tags", "--sleep-idle-seconds", "--cors-origins",
+                "--context-shift"}) {
             assertTrue(serve.out().contains(option), option + " missing from:\n" + serve.out());
         }
     }
