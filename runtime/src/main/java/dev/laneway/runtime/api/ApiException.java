@@ -12,14 +12,24 @@ public final class ApiException extends RuntimeException {
     private final String code;
     private final String param;
     private final OptionalInt retryAfterSeconds;
+    /** For a prompt that does not fit: its tokens and the context's, as llama-server reports them; else null. */
+    private final Integer promptTokens;
+    private final Integer contextSize;
 
     private ApiException(int status, String type, String code, String param, String message, OptionalInt retryAfter) {
+        this(status, type, code, param, message, retryAfter, null, null);
+    }
+
+    private ApiException(int status, String type, String code, String param, String message, OptionalInt retryAfter,
+                         Integer promptTokens, Integer contextSize) {
         super(PublicText.of(message), null, false, false);
         this.status = status;
         this.type = type;
         this.code = code;
         this.param = param;
         this.retryAfterSeconds = retryAfter;
+        this.promptTokens = promptTokens;
+        this.contextSize = contextSize;
     }
 
     /** 400: a field has a value the API cannot use. */
@@ -37,10 +47,13 @@ public final class ApiException extends RuntimeException {
         return new ApiException(400, "invalid_request_error", "invalid_json", null, message, OptionalInt.empty());
     }
 
-    /** 400: the prompt leaves no room in the context for even one generated token. */
-    public static ApiException contextExceeded(String param, String message) {
+    /**
+     * 400: a prompt of {@code tokens} leaves no room in a context of {@code context} for even one generated token;
+     * {@code message} says so in the words of the endpoint.
+     */
+    public static ApiException contextExceeded(String param, String message, int tokens, int context) {
         return new ApiException(400, "invalid_request_error", "context_length_exceeded", param, message,
-                OptionalInt.empty());
+                OptionalInt.empty(), tokens, context);
     }
 
     /** 404: the request names a model this server does not serve. */
@@ -109,10 +122,18 @@ public final class ApiException extends RuntimeException {
 
     /**
      * The wire form for a request to {@code path}: Anthropic's {@code {"type":"error","error":{"type","message"}}}
-     * under {@code /v1/messages}, OpenAI's elsewhere.
+     * under {@code /v1/messages}, OpenAI's elsewhere; on llama-server's own paths (those without {@code /v1/}) a
+     * prompt that does not fit has llama-server's type, {@code exceed_context_size_error}.
      */
     public Object bodyFor(String path) {
-        return path != null && path.startsWith(AnthropicFormat.PATH) ? anthropicBody() : body();
+        if (path != null && path.startsWith(AnthropicFormat.PATH)) {
+            return anthropicBody();
+        }
+        if (path != null && !path.startsWith("/v1/") && promptTokens != null) {
+            return new ErrorBody(new ErrorBody.Error(getMessage(), "exceed_context_size_error", param, code,
+                    promptTokens, contextSize));
+        }
+        return body();
     }
 
     /** Anthropic's error object, its type from the status as Anthropic's API names them. */
@@ -133,6 +154,6 @@ public final class ApiException extends RuntimeException {
 
     /** The wire form, {@code {"error":{...}}}. */
     public ErrorBody body() {
-        return new ErrorBody(new ErrorBody.Error(getMessage(), type, param, code));
+        return new ErrorBody(new ErrorBody.Error(getMessage(), type, param, code, promptTokens, contextSize));
     }
 }

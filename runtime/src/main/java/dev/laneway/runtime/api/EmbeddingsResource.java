@@ -157,7 +157,7 @@ public class EmbeddingsResource {
             }
             if (p.length >= context) {
                 throw ApiException.contextExceeded("input", "input " + i + " has " + p.length + " tokens; the"
-                        + " context holds " + context);
+                        + " context holds " + context, p.length, context);
             }
         }
         return prompts;

@@ -375,7 +375,8 @@ public class GenerationService {
         int context = model.info().contextLength();
         if (ids.length >= context) {
             throw ApiException.contextExceeded(param, "the prompt (" + ids.length + " tokens) exceeds the available"
-                    + " context size (" + context + " tokens): at least one token must stay free for the completion");
+                    + " context size (" + context + " tokens): at least one token must stay free for the completion",
+                    ids.length, context);
         }
         int room = context - ids.length;
         int maxTokens = contextShift ? params.maxTokens().orElse(room) : Math.min(room, params.maxTokens().orElse(room));

@@ -159,6 +159,10 @@ public class ModelService {
         long start = System.nanoTime();
         try {
             ServedModel opened = opener.open();
+            if (state != State.SLEEPING) {
+                opened.close();  // the server began to stop meanwhile
+                return;
+            }
             state = State.READY;
             ready(opened);
             failure = "";

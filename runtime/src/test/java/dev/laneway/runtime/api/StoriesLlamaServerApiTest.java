@@ -157,6 +157,27 @@ class StoriesLlamaServerApiTest {
                 .body("error.param", equalTo("n_keep"));
     }
 
+    /**
+     * A prompt that does not fit: on llama-server's own path its error has llama-server's type; on OpenAI's, OpenAI's
+     * type and code; both say the prompt's tokens and the context's.
+     */
+    @Test
+    void aPromptThatDoesNotFitIsRefusedInEachApisShape() {
+        String messages = "{\"messages\":[" + String.join(",", java.util.Collections.nCopies(300,
+                "{\"role\":\"user\",\"content\":\"What is the best book\"}")) + "]}";
+        for (String path : List.of("/chat/completions", "/v1/chat/completions")) {
+            JsonPath error = post(path, messages).then().statusCode(400).extract().jsonPath();
+            assertEquals(path.startsWith("/v1/") ? "invalid_request_error" : "exceed_context_size_error",
+                    error.getString("error.type"), path);
+            assertEquals("context_length_exceeded", error.getString("error.code"));
+            assertEquals(2048, error.getInt("error.n_ctx"));
+            assertTrue(error.getInt("error.n_prompt_tokens") > 2048);
+        }
+        // other errors carry no such fields
+        JsonPath other = post("/chat/completions", "{\"messages\":[]}").then().statusCode(400).extract().jsonPath();
+        assertFalse(other.getMap("error").containsKey("n_ctx"));
+    }
+
     @Test
     void verboseAnswersCarryThePromptAsTheModelReadIt() {
         String messages = "\"messages\":[{\"role\":\"system\",\"content\":\"Book\"},{\"role\":\"user\","
