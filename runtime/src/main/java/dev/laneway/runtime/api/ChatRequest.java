@@ -81,6 +81,13 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
             throw ApiException.invalidValue("messages", "messages ends with two assistant messages; an answer can"
                     + " continue only one");
         }
+        JsonNode lastContent = r.raw("messages").get(messages.size() - 1).get("content");
+        if (prefill && lastContent != null && lastContent.isArray()) {
+            // The answer continues a prefill's text parts joined by a blank line, as llama-server joins them.
+            messages = new ArrayList<>(messages);
+            messages.set(messages.size() - 1, new ChatMessage(last.role(), content(lastContent, "messages["
+                    + (messages.size() - 1) + "].content", "\n\n"), last.fields()));
+        }
         return new ChatRequest(r.string("model"), messages, GenerationParams.read(r, GenerationParams.Dialect.CHAT,
                 defaults), tools, choice, parallel, !reasoning.equals("none"),
                 withThinking(templateKwargs(r.raw("chat_template_kwargs")), r.string("reasoning_effort")),
@@ -251,7 +258,7 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
         if ((content == null || content.isNull()) && fields.containsKey("tool_calls")) {
             return new ChatMessage(mapped, null, fields);
         }
-        return new ChatMessage(mapped, content(content, param + ".content"), fields);
+        return new ChatMessage(mapped, content(content, param + ".content", "\n"), fields);
     }
 
     /**
@@ -306,8 +313,8 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
         return new ToolCallArguments(object, node.isTextual() ? node.textValue() : value.toString());
     }
 
-    /** A string, or a list of {@code {"type":"text","text":...}} parts joined by newlines; null reads as empty. */
-    private static String content(JsonNode node, String param) {
+    /** A string, or a list of {@code {"type":"text","text":...}} parts joined by {@code delimiter}; null reads as empty. */
+    private static String content(JsonNode node, String param, String delimiter) {
         if (node == null || node.isNull()) {
             return "";
         }
@@ -331,6 +338,6 @@ record ChatRequest(Optional<String> model, List<ChatMessage> messages, Generatio
             }
             texts.add(text.textValue());
         }
-        return String.join("\n", texts);
+        return String.join(delimiter, texts);
     }
 }

@@ -92,6 +92,16 @@ class RequestReadingTest {
         assertEquals("hi", r.messages().get(0).content());
     }
 
+    /** Text parts are joined by a newline; those of a final assistant message the answer continues, by a blank line. */
+    @Test
+    void aPrefillsTextPartsAreJoinedByABlankLine() {
+        String parts = "[{\"type\":\"text\",\"text\":\"Wh\"},{\"type\":\"text\",\"text\":\"ill\"}]";
+        ChatRequest r = ChatRequest.read(json("{\"messages\":[{\"role\":\"user\",\"content\":" + parts + "},"
+                + "{\"role\":\"assistant\",\"content\":" + parts + "}]}"), RequestDefaults.LLAMA_SERVER);
+        assertEquals("Wh\nill", r.messages().get(0).content());
+        assertEquals("Wh\n\nill", r.messages().get(1).content());
+    }
+
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource(delimiter = '|', value = {
             "{\"prompt\":\"x\",\"max_tokens\":0}                  | max_tokens",
