@@ -2,6 +2,7 @@ package dev.laneway.engine.model;
 
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
+import dev.laneway.engine.container.DeclaredPooling;
 import dev.laneway.engine.forward.Dims;
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.forward.OneSubmissionForward;
@@ -341,6 +342,11 @@ public final class ModelAssembly {
         m.put("kernels", kernels.name());
         m.put("batch", Integer.toString(engine.batch()));
         m.put("kv", engine.kv().name().toLowerCase(java.util.Locale.ROOT));
+        try {
+            DeclaredPooling.read(c.dir()).ifPresent(p -> m.put("pooling", p.name().toLowerCase(java.util.Locale.ROOT)));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         return m;
     }
 

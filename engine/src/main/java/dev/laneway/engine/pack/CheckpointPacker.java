@@ -4,6 +4,9 @@ import dev.laneway.engine.config.Architecture;
 import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
+import dev.laneway.engine.container.DeclaredPooling;
+import dev.laneway.spi.Pooling;
+import java.util.Optional;
 import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
@@ -61,8 +64,12 @@ public final class CheckpointPacker implements ModelPacker {
         Function<DType, Quant> quant = Quant.chosen(options.quant(), GgufPacker.matrixTypes(untied));
         Map<String, Tensor> tensors = ContainerWriter.withHead(untied, quant);
         var plan = StandardPlans.plan(config, !tensors.containsKey(HEAD));
+        Optional<Pooling> pooling = DeclaredPooling.read(source);
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
+            if (pooling.isPresent()) {
+                DeclaredPooling.write(pooling.get(), config.hiddenSize(), out.dir());
+            }
             Files.copy(source.resolve(Container.TOKENIZER), out.dir().resolve(Container.TOKENIZER),
                     StandardCopyOption.COPY_ATTRIBUTES);
             Path tokenizerConfig = source.resolve(Container.TOKENIZER_CONFIG);

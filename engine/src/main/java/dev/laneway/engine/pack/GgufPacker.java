@@ -5,6 +5,9 @@ import dev.laneway.engine.config.ConfigJson;
 import dev.laneway.engine.config.GgufConfig;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
+import dev.laneway.engine.container.DeclaredPooling;
+import dev.laneway.spi.Pooling;
+import java.util.Optional;
 import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
@@ -65,11 +68,15 @@ public final class GgufPacker implements ModelPacker {
                     + String.join(", ", Architecture.all()) + ")");
         }
         HfTokenizerFiles tokenizer = GgufTokenizerConverter.convert(gguf);
+        Optional<Pooling> pooling = DeclaredPooling.of(gguf, gguf.string("general.architecture").orElse(""));
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
             Files.writeString(out.dir().resolve(Container.TOKENIZER), tokenizer.tokenizerJson());
             Files.writeString(out.dir().resolve(Container.TOKENIZER_CONFIG), tokenizer.tokenizerConfigJson());
             PlanJson.write(plan, out.dir().resolve(Container.PLAN));
+            if (pooling.isPresent()) {
+                DeclaredPooling.write(pooling.get(), config.hiddenSize(), out.dir());
+            }
             ContainerWriter.write(out.dir(), tensors, qkRowOrders(config), quant, Map.of("source",
                     sourcePath.getFileName().toString(), Q4nx.ROPE_PAIRS_KEY, "halves"), progress);
             if (options.lane()) {

@@ -184,7 +184,7 @@ public class EmbeddingsResource {
     }
 
     private List<float[]> await(ServedModel model, List<int[]> prompts) {
-        EmbeddingJob job = new EmbeddingJob(model, prompts, pooling());
+        EmbeddingJob job = new EmbeddingJob(model, prompts, pooling(model));
         admission.submit(job);
         try {
             return job.done.get(WAIT_MINUTES, TimeUnit.MINUTES);
@@ -216,8 +216,9 @@ public class EmbeddingsResource {
         }
     }
 
-    private Pooling pooling() {
-        return Pooling.of(config.pooling());
+    /** {@code --pooling} when given, else as the model declares it, else the mean. */
+    private Pooling pooling(ServedModel model) {
+        return Pooling.of(config.pooling().orElse(model.info().metadata().getOrDefault("pooling", "mean")));
     }
 
     /**

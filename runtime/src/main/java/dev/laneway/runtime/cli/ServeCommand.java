@@ -111,7 +111,7 @@ final class ServeCommand implements Callable<Integer> {
     boolean embeddings;
 
     @Option(names = "--pooling", paramLabel = "mean|cls|last", description = "How embeddings pool a prompt's"
-            + " hidden states (default: mean); needs --embeddings.")
+            + " hidden states (default: as the model declares it, else mean); needs --embeddings.")
     String pooling;
 
     @Option(names = "--slot-save-path", paramLabel = "DIR", description = "Allow POST /slots/ID?action=save|restore"

@@ -31,9 +31,10 @@ public final class PackCache {
     /**
      * Part of every hash, changed when packing a file would give another container than before, so that caches made
      * by earlier builds are packed again (2: 4-bit files are packed at 4 bits by default; 3: tiled containers laid out
-     * as the other Q4NX engines read them, q/k rows in Hugging Face's order).
+     * as the other Q4NX engines read them, q/k rows in Hugging Face's order; 4: the pooling a model declares kept in
+     * {@code 1_Pooling/config.json}).
      */
-    private static final String PACKING = "packing 3";
+    private static final String PACKING = "packing 4";
 
     private final Path cacheRoot;
 

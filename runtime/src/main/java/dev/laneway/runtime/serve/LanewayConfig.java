@@ -99,9 +99,11 @@ public interface LanewayConfig {
     @WithDefault("false")
     boolean embeddings();
 
-    /** How embeddings pool a prompt's hidden states: mean, cls or last ({@code --pooling}). */
-    @WithDefault("mean")
-    String pooling();
+    /**
+     * How embeddings pool a prompt's hidden states: mean, cls or last ({@code --pooling}); unset: as the model
+     * declares it (a GGUF's {@code pooling_type}, a checkpoint's {@code 1_Pooling/config.json}), else mean.
+     */
+    Optional<String> pooling();
 
     /**
      * The directory of the files {@code POST /slots/ID?action=save|restore} names ({@code --slot-save-path}); empty:
