@@ -87,6 +87,10 @@ public interface LanewayConfig {
     @WithDefault("false")
     boolean verbose();
 
+    /** Whether the chat page is served at {@code /} ({@code --no-webui}: false, it is a 404). */
+    @WithDefault("true")
+    boolean webui();
+
     /** Whether {@code /v1/embeddings} and {@code /embeddings} answer ({@code --embeddings}); false: 501. */
     @WithDefault("false")
     boolean embeddings();
