@@ -116,9 +116,14 @@ function contextSize() {
     return m && m.context_length > 0 ? m.context_length : 0;
 }
 
+/** The weights' number formats: the model's quant entry, else the types its shape lists ("weights {q8_0=35, f32=13}"). */
 function quantisation(m) {
     const meta = m.metadata || {};
-    return meta.quant || meta['general.quantization'] || meta['general.file_type'] || '';
+    if (meta.quant) {
+        return meta.quant;
+    }
+    const weights = /weights \{([^}]*)\}/.exec(meta.shape || '');
+    return weights ? weights[1].split(',').map(w => w.split('=')[0].trim()).filter(Boolean).join('+') : '';
 }
 
 function served(m) {
