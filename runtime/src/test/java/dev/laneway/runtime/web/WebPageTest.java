@@ -166,7 +166,6 @@ class WebPageTest {
         assertTrue(browser.findElement(By.id("context")).isDisplayed());
         int total = kept.at("/stats/totalTokens").asInt();
         assertTrue(text("#context-text").startsWith(total + " / "), text("#context-text"));
-        screenshot("answer");
 
         // a second turn computes only its new messages: the cache serves the first
         type("And then?");
@@ -175,6 +174,8 @@ class WebPageTest {
         JsonNode second = conversations().at("/0/messages/3/stats");
         assertTrue(second.get("cachedTokens").asInt() > 0, second.toString());
         assertTrue(text("article.msg.assistant:last-of-type .meta").contains("cached"));
+        waitFor(() -> text("#load").equals("Load: 0 of 2 running, 0 waiting"), "the load to settle");
+        screenshot("answer");
         assertNoConsoleErrors();
     }
 
