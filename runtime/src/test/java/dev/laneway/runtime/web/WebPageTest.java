@@ -130,6 +130,18 @@ class WebPageTest {
         assertEquals("Server default: 40", text("#d-top_k"));
         assertTrue(text("#model-details").contains(card.get("architecture").asText()));
         screenshot("settings");
+        // the system's dark theme
+        String light = (String) js("return getComputedStyle(document.body).backgroundColor");
+        browser.executeCdpCommand("Emulation.setEmulatedMedia", Map.of("features",
+                List.of(Map.of("name", "prefers-color-scheme", "value", "dark"))));
+        try {
+            String dark = (String) js("return getComputedStyle(document.body).backgroundColor");
+            assertEquals("rgb(247, 247, 245)", light);
+            assertEquals("rgb(22, 24, 27)", dark);
+            screenshot("settings-dark");
+        } finally {
+            browser.executeCdpCommand("Emulation.setEmulatedMedia", Map.of("features", List.of()));
+        }
         assertNoConsoleErrors();
     }
 
@@ -177,6 +189,66 @@ class WebPageTest {
         waitFor(() -> text("#load").equals("Load: 0 of 2 running, 0 waiting"), "the load to settle");
         screenshot("answer");
         assertNoConsoleErrors();
+    }
+
+    /** Every setting reaches the request as its API field, and a JSON schema holds the answer to it. */
+    @Test
+    void theSettingsAreSentAsTheirFieldsAndTheSchemaHoldsTheAnswer() throws Exception {
+        recordRequests();
+        String schema = "{\"type\":\"object\",\"properties\":{\"answer\":{\"enum\":[\"yes\",\"no\"]}},"
+                + "\"required\":[\"answer\"]}";
+        settings(Map.of("temperature", "0.5", "top_p", "0.9", "top_k", "20", "min_p", "0.1", "max_tokens", "32",
+                "seed", "7", "stop", "THE END\\n\n\nSTOP", "json_schema", schema));
+        type("Is the sky blue?");
+        browser.findElement(By.id("send")).click();
+        awaitAnswer();
+        JsonNode sent = JSON.readTree((String) js("return window.__requests[0]"));
+        assertEquals(0.5, sent.get("temperature").asDouble());
+        assertEquals(0.9, sent.get("top_p").asDouble());
+        assertEquals(20, sent.get("top_k").asInt());
+        assertEquals(0.1, sent.get("min_p").asDouble());
+        assertEquals(32, sent.get("max_tokens").asInt());
+        assertEquals(7, sent.get("seed").asInt());
+        assertEquals("[\"THE END\\n\",\"STOP\"]", sent.get("stop").toString());
+        assertEquals("json_schema", sent.at("/response_format/type").asText());
+        assertEquals(JSON.readTree(schema), sent.at("/response_format/json_schema/schema"));
+        JsonNode answer = JSON.readTree(conversations().at("/0/messages/1/content").asText());
+        assertTrue(answer.get("answer").asText().matches("yes|no"), answer.toString());
+
+        // back to the server's defaults: nothing is sent
+        browser.findElement(By.id("open-settings")).click();
+        browser.findElement(By.id("reset-settings")).click();
+        browser.findElement(By.id("close-settings")).click();
+        type("Once");
+        browser.findElement(By.id("send")).click();
+        awaitAnswer();
+        JsonNode plain = JSON.readTree((String) js("return window.__requests[1]"));
+        for (String field : new String[]{"temperature", "top_p", "top_k", "min_p", "max_tokens", "seed", "stop",
+                "response_format"}) {
+            assertFalse(plain.has(field), field + " sent: " + plain);
+        }
+        assertNoConsoleErrors();
+    }
+
+    /** A text file's content goes into the message, fenced, before what is typed. */
+    @Test
+    void anAttachedTextFileIsPutIntoTheMessage() throws Exception {
+        Path file = Files.createTempFile("notes", ".txt");
+        try {
+            Files.writeString(file, "line one\n```\nline three\n");
+            browser.findElement(By.id("attach-file")).sendKeys(file.toAbsolutePath().toString());
+            waitFor(() -> !browser.findElements(By.cssSelector("#attachments .chip")).isEmpty(), "the file");
+            assertTrue(text("#attachments").contains(file.getFileName().toString()));
+            settings(Map.of("temperature", "0", "max_tokens", "4"));
+            type("Summarise it.");
+            browser.findElement(By.id("send")).click();
+            awaitAnswer();
+            assertEquals(file.getFileName() + ":\n````\nline one\n```\nline three\n````\n\nSummarise it.",
+                    conversations().at("/0/messages/0/content").asText());
+            assertTrue(browser.findElements(By.cssSelector("#attachments .chip")).isEmpty(), "sent with the message");
+        } finally {
+            Files.deleteIfExists(file);
+        }
     }
 
     @Test
