@@ -123,7 +123,7 @@ final class PageServer implements AutoCloseable {
     double metric(String name, String labelPart, String... headers) throws IOException, InterruptedException {
         double sum = 0;
         for (String line : get("/q/metrics", headers).body().split("\n")) {
-            if (line.startsWith(name + " ") || line.startsWith(name + "{") && line.contains(labelPart)) {
+            if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && line.contains(labelPart)) {
                 sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
             }
         }
