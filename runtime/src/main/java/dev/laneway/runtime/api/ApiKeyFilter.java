@@ -19,8 +19,9 @@ import java.util.Optional;
 
 /**
  * With {@code laneway.api-key} (or {@code laneway.api-key-file}) set, every request but the health checks and the
- * web page's files ({@link WebPage}) must carry {@code Authorization: Bearer KEY}. It runs before any other handler, so metrics and unknown paths are covered too. Keys are compared through
- * their SHA-256 digests in constant time, so neither the content nor the length of the key leaks through timing.
+ * web page's files ({@link WebPage}) must carry {@code Authorization: Bearer KEY}. It runs before any other handler,
+ * so metrics and unknown paths are covered too. Keys are compared through their SHA-256 digests in constant time, so
+ * neither the content nor the length of the key leaks through timing.
  */
 @ApplicationScoped
 public class ApiKeyFilter {
