@@ -18,9 +18,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Optional;
 
 /**
- * With {@code laneway.api-key} (or {@code laneway.api-key-file}) set, every request but the health checks must carry
- * {@code Authorization: Bearer KEY}. It runs before any other handler, so metrics and unknown paths are covered too. Keys are compared through
- * their SHA-256 digests in constant time, so neither the content nor the length of the key leaks through timing.
+ * With {@code laneway.api-key} (or {@code laneway.api-key-file}) set, every request but the health checks and the
+ * web page's files ({@link WebPage}) must carry {@code Authorization: Bearer KEY}. It runs before any other handler,
+ * so metrics and unknown paths are covered too. Keys are compared through their SHA-256 digests in constant time, so
+ * neither the content nor the length of the key leaks through timing.
  */
 @ApplicationScoped
 public class ApiKeyFilter {
@@ -67,6 +68,11 @@ public class ApiKeyFilter {
     private void check(RoutingContext ctx, byte[] expected) {
         String path = ctx.normalizedPath();
         if (path.equals("/health") || path.equals("/v1/health") || path.equals("/q/health") || path.startsWith("/q/health/")) {
+            ctx.next();
+            return;
+        }
+        // The page loads without the key, then asks for it; what it calls needs the key.
+        if (config.webui() && WebPage.isPageRequest(ctx)) {
             ctx.next();
             return;
         }

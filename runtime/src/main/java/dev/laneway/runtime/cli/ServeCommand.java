@@ -130,6 +130,9 @@ final class ServeCommand implements Callable<Integer> {
             + " no request used it, giving its memory back; the next request opens it again (default: -1, never).")
     Integer sleepIdleSeconds;
 
+    @Option(names = "--no-webui", description = "Serve no chat page at / (a 404 there).")
+    boolean noWebui;
+
     @Spec
     CommandSpec spec;
 
@@ -300,6 +303,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (verbose) {
             settings.put("laneway.verbose", "true");
+        }
+        if (noWebui) {
+            settings.put("laneway.webui", "false");
         }
         settings.put("quarkus.http.host", host);
         settings.put("quarkus.http.port", Integer.toString(port));

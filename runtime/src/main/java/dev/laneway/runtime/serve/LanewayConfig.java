@@ -95,6 +95,10 @@ public interface LanewayConfig {
     @WithDefault("false")
     boolean contextShift();
 
+    /** Whether the chat page is served at {@code /} ({@code --no-webui}: false, it is a 404). */
+    @WithDefault("true")
+    boolean webui();
+
     /** Whether {@code /v1/embeddings} and {@code /embeddings} answer ({@code --embeddings}); false: 501. */
     @WithDefault("false")
     boolean embeddings();

@@ -85,7 +85,7 @@ class CommandLineTest {
                 "--port", "--api-key", "--api-key-file", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
                 "--seed", "--n-predict", "--reasoning", "--chat-template", "--chat-template-file", "--accept-any-model",
                 "--metrics", "--no-slots", "--verbose", "--tags", "--sleep-idle-seconds", "--cors-origins",
-                "--context-shift"}) {
+                "--context-shift", "--no-webui"}) {
             assertTrue(serve.out().contains(option), option + " missing from:\n" + serve.out());
         }
     }
