@@ -27,7 +27,7 @@ public class StoriesProfile implements QuarkusTestProfile {
         return Path.of(dir);
     }
 
-    static Path model() {
+    public static Path model() {
         Path gguf = shared().resolve("models/stories260K/stories260K.gguf");
         if (!Files.isRegularFile(gguf)) {
             throw new IllegalStateException("the stories260K model is missing: " + gguf);

@@ -137,15 +137,7 @@ class GracefulShutdownTest {
         throw new AssertionError(name + " never reached " + value + "\n" + Files.readString(log));
     }
 
-    private static Path model() {
-        String dir = System.getProperty("shared.dir");
-        if (dir == null) {
-            throw new IllegalStateException("the shared test data is missing: set -Dlaneway.shared.dir");
-        }
-        Path model = Path.of(dir, "models", "stories260K", "stories260K.gguf");
-        if (!Files.isRegularFile(model)) {
-            throw new IllegalStateException("the shared model is missing: " + model);
-        }
-        return model;
+    static Path model() {
+        return dev.laneway.runtime.api.StoriesProfile.model();
     }
 }

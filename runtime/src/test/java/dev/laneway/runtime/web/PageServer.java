@@ -60,15 +60,7 @@ final class PageServer implements AutoCloseable {
     }
 
     static Path model() {
-        String dir = System.getProperty("shared.dir");
-        if (dir == null) {
-            throw new IllegalStateException("the shared test data is missing: set -Dlaneway.shared.dir");
-        }
-        Path model = Path.of(dir, "models", "stories260K", "stories260K.gguf");
-        if (!Files.isRegularFile(model)) {
-            throw new IllegalStateException("the shared model is missing: " + model);
-        }
-        return model;
+        return dev.laneway.runtime.api.StoriesProfile.model();
     }
 
     private void awaitReady() throws Exception {
