@@ -332,13 +332,30 @@ public class GenerationService {
                     new StreamReply(format, frames, params, mapper), metrics::generation);
             running.set(job);
             admission.submit(job);
+            cancelWhenGone(job, request);
             return new Answer.Stream(frames.frames().onTermination().invoke(job::cancel), route);
         }
         CompletableFuture<HttpReply> reply = new CompletableFuture<>();
         GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
                 new CollectedReply(format, reply, mapper), metrics::generation);
         admission.submit(job);
+        cancelWhenGone(job, currentRequest());
         return new Answer.Whole(Uni.createFrom().completionStage(reply).onCancellation().invoke(job::cancel), route);
+    }
+
+    /**
+     * Stops a job once its HTTP exchange is over (after its answer it has ended anyway), and at once when the client
+     * has already gone: one that leaves before its request is admitted never subscribes to the answer, so nothing
+     * else would stop it.
+     */
+    private static void cancelWhenGone(GenerationJob job, RoutingContext request) {
+        if (request == null) {
+            return;
+        }
+        request.addEndHandler(done -> job.cancel());
+        if (request.response().closed()) {
+            job.cancel();
+        }
     }
 
     /** A stream's client stopped reading: its generation stops and its connection is closed. */

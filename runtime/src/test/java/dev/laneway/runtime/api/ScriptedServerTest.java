@@ -584,6 +584,26 @@ class ScriptedServerTest {
         return (System.nanoTime() - start) / 1_000_000;
     }
 
+    /**
+     * A client that leaves at once, perhaps before its request is admitted (it then never subscribes to the answer):
+     * its generation still stops, each of ten times.
+     */
+    @Test
+    void aClientThatLeavesAtOnceStopsItsGeneration() throws Exception {
+        for (int i = 0; i < 10; i++) {
+            openRequest("{\"prompt\":\"forever:\"}").close();
+            // Unstopped, "forever:" runs for 4 s: it must end (or never start) well before.
+            GenerationResult ended = ScriptedModel.FINISHED.poll(3, TimeUnit.SECONDS);
+            if (ended != null) {
+                assertEquals(FinishReason.STOPPED, ended.finish());
+                assertTrue(ended.generatedTokens() < 2000, "stopped long before its budget: " + ended.generatedTokens());
+            } else {
+                assertTrue(given().get("/q/metrics").asString().contains("laneway_streams_busy 0.0"),
+                        "no generation runs for a client that has gone");
+            }
+        }
+    }
+
     @Test
     void aClientThatLeavesBeforeAWholeAnswerStopsItsGeneration() throws Exception {
         try (Socket socket = openRequest("{\"prompt\":\"forever:\"}")) {
