@@ -144,6 +144,17 @@ public interface ServedModel extends AutoCloseable {
         throw new UnsupportedOperationException("this model cannot give embeddings");
     }
 
+    /**
+     * A reranker's prompt for a query and a document, as the model reads them for {@link Pooling#RANK}: its rerank
+     * template with both in place, or without one the two texts each ended as the tokenizer ends a text. The
+     * client's texts are data: a special token they spell is read as text.
+     *
+     * @throws UnsupportedOperationException when this model has no ranking head
+     */
+    default int[] rankPrompt(String query, String document) {
+        throw new UnsupportedOperationException("this model does not rank: it has no ranking head");
+    }
+
     /** The tokens that end a generation (end of text, end of turn), which {@code ignore_eos} generates past. */
     default int[] endOfGeneration() {
         return new int[0];

@@ -11,7 +11,7 @@ package dev.laneway.engine.bench;
  * @param vocab   vocabulary size
  * @param context context length
  * @param headDim elements per head (hidden / heads for llama shapes; Gemma's are wider)
- * @param arch    the GGUF architecture: llama, gemma2, gemma3, phi3 or qwen3moe
+ * @param arch    the GGUF architecture: llama, gemma2, gemma3, phi3, qwen3 or qwen3moe
  * @param experts     a mixture's experts, 0 for a dense MLP ({@code ffn} is then each expert's width)
  * @param expertsUsed the experts each token runs through
  */
@@ -47,6 +47,8 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
     /** The shape of Phi-4-mini (its 200,064-token vocabulary included). */
     public static final ModelShape PHI4_MINI = new ModelShape(3072, 32, 24, 8, 8192, 200064, 4096, 128, "phi3");
 
+    /** The tiny shape as a dense Qwen3 model (q/k norms, heads of their own width). */
+    public static final ModelShape TINY_QWEN3 = new ModelShape(64, 2, 4, 2, 160, 512, 512, 16, "qwen3");
     /** The tiny shape as a Qwen3-MoE model: 8 experts of width 32, 2 per token. */
     public static final ModelShape TINY_QWEN3MOE = new ModelShape(64, 2, 4, 2, 32, 512, 512, 16, "qwen3moe", 8, 2);
     /** The tiny shape as a Mixtral model (a llama file with experts): 4 experts of width 32, 2 per token. */
@@ -72,7 +74,7 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
 
     /**
      * A named shape: {@code tiny}, {@code stories15m}, {@code 1b}, {@code tiny-gemma2}, {@code tiny-gemma3},
-     * {@code gemma3-1b}, {@code tiny-phi3}, {@code phi4-mini}, {@code tiny-qwen3moe}, {@code tiny-mixtral} or
+     * {@code gemma3-1b}, {@code tiny-phi3}, {@code phi4-mini}, {@code tiny-qwen3}, {@code tiny-qwen3moe}, {@code tiny-mixtral} or
      * {@code qwen3-30b-a3b}; {@code NAME:N} is the shape with N layers (e.g. {@code qwen3-30b-a3b:12}).
      */
     public static ModelShape named(String name) {
@@ -89,12 +91,13 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "gemma3-1b" -> GEMMA3_1B;
             case "tiny-phi3" -> TINY_PHI3;
             case "phi4-mini" -> PHI4_MINI;
+            case "tiny-qwen3" -> TINY_QWEN3;
             case "tiny-qwen3moe" -> TINY_QWEN3MOE;
             case "tiny-mixtral" -> TINY_MIXTRAL;
             case "qwen3-30b-a3b" -> QWEN3_30B_A3B;
             default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b, "
-                    + "tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, "
-                    + "qwen3-30b-a3b; NAME:LAYERS)");
+                    + "tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, "
+                    + "tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS)");
         };
     }
 }

@@ -52,7 +52,7 @@ public final class RandomModel {
      */
     public static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
                              Map<String, Object> ropeScaling) throws IOException {
-        write(s, type, seed, file, ropeFactors, ropeScaling, null, null, null);
+        write(s, type, seed, file, ropeFactors, ropeScaling, null, null, null, null);
     }
 
     /**
@@ -61,7 +61,25 @@ public final class RandomModel {
      * that tokenizer's.
      */
     public static void write(ModelShape s, DType type, long seed, Path file, GgufFile vocabulary) throws IOException {
-        write(s, type, seed, file, null, Map.of(), vocabulary, null, null);
+        write(s, type, seed, file, null, Map.of(), vocabulary, null, null, null);
+    }
+
+    /**
+     * A Qwen3 reranker, as llama.cpp's converter writes one: {@code pooling_type} 4 (rank), the classifier's labels
+     * {@code yes} and {@code no}, an F32 {@code cls.output.weight} of a row per label, and, unless null, the rerank
+     * prompt as {@code tokenizer.chat_template.rerank} ({@code {query}} and {@code {document}} in place).
+     */
+    public static void writeReranker(ModelShape s, DType type, long seed, Path file, String rerankTemplate)
+            throws IOException {
+        if (!s.arch().equals("qwen3")) {
+            throw new IllegalArgumentException("llama.cpp ranks with a Qwen3 model's head; the shape is " + s.arch());
+        }
+        write(s, type, seed, file, null, Map.of(), null, null, null, new Reranker(rerankTemplate));
+    }
+
+    /** A reranker's head and prompt: see {@link #writeReranker}. */
+    private record Reranker(String template) {
+        static final String[] LABELS = {"yes", "no"};
     }
 
     /**
@@ -71,15 +89,15 @@ public final class RandomModel {
      */
     public static void writeLongrope(ModelShape s, DType type, long seed, Path file, float[] shortFactors,
                                      float[] longFactors, Map<String, Object> ropeScaling) throws IOException {
-        write(s, type, seed, file, null, ropeScaling, null, new float[][]{shortFactors, longFactors}, null);
+        write(s, type, seed, file, null, ropeScaling, null, new float[][]{shortFactors, longFactors}, null, null);
     }
 
     private static void write(ModelShape s, DType type, long seed, Path file, float[] ropeFactors,
                               Map<String, Object> ropeScaling, GgufFile vocabulary, float[][] longrope,
-                              boolean[] silentTokens) throws IOException {
+                              boolean[] silentTokens, Reranker reranker) throws IOException {
         boolean phi3 = s.arch().equals("phi3");
         boolean moe = s.experts() > 0;
-        boolean qkNorm = s.arch().equals("gemma3") || s.arch().equals("qwen3moe");
+        boolean qkNorm = s.arch().equals("gemma3") || s.arch().startsWith("qwen3");
         for (float[] factors : longrope == null ? new float[][]{ropeFactors} : longrope) {
             if (factors != null && factors.length != s.rotaryDim() / 2) {
                 throw new IllegalArgumentException("a head rotates " + s.rotaryDim() / 2 + " pairs, got "
@@ -99,7 +117,15 @@ public final class RandomModel {
         if (vocabulary != null) {
             tokenizerOf(w, vocabulary, s.vocab());
         } else {
-            vocabulary(w, s.vocab(), s.hidden() == ModelShape.TINY.hidden() ? 128 : 256);
+            // a reranker reads text, whose word pieces need every byte; it generates none
+            vocabulary(w, s.vocab(), s.hidden() == ModelShape.TINY.hidden() && reranker == null ? 128 : 256);
+        }
+        if (reranker != null) {
+            w.put(s.arch() + ".pooling_type", 4);
+            w.put(s.arch() + ".classifier.output_labels", Reranker.LABELS);
+            if (reranker.template() != null) {
+                w.put("tokenizer.chat_template.rerank", reranker.template());
+            }
         }
         for (Map.Entry<String, Object> e : ropeScaling.entrySet()) {
             String key = s.arch() + ".rope.scaling." + e.getKey();
@@ -167,6 +193,9 @@ public final class RandomModel {
         if (!gemma2) {
             w.declare("output.weight", type, s.vocab(), s.hidden());
         }
+        if (reranker != null) {
+            w.declare("cls.output.weight", DType.F32, Reranker.LABELS.length, s.hidden());
+        }
 
         SplittableRandom random = new SplittableRandom(seed);
         try (GgufWriter.TensorStream out = w.begin(file)) {
@@ -217,6 +246,9 @@ public final class RandomModel {
             if (!gemma2) {
                 matrix(out, type, s.vocab(), s.hidden(), random, silentTokens);
             }
+            if (reranker != null) {
+                matrix(out, DType.F32, Reranker.LABELS.length, s.hidden(), random);
+            }
         }
     }
 
@@ -266,6 +298,10 @@ public final class RandomModel {
         }
         if (s.arch().equals("phi3")) {
             w.put(a + "attention.sliding_window", 0);  // as Phi-4-mini's converter writes it: no window
+        }
+        if (s.arch().equals("qwen3")) {
+            w.put(a + "attention.key_length", s.headDim());
+            w.put(a + "attention.value_length", s.headDim());
         }
         if (s.experts() > 0) {
             // as Qwen3-MoE: heads of their own width
@@ -399,9 +435,16 @@ public final class RandomModel {
         float[][] longrope = new float[2][];
         Map<String, Object> ropeScaling = new java.util.LinkedHashMap<>();
         Path vocabulary = null;
+        boolean reranker = false;
+        String rerankTemplate = null;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--vocab") && i + 1 < args.length) {
                 vocabulary = Path.of(args[++i]);
+            } else if (args[i].equals("--reranker")) {
+                reranker = true;
+            } else if (args[i].equals("--rerank-template") && i + 1 < args.length) {
+                reranker = true;
+                rerankTemplate = args[++i];
             } else if (args[i].equals("--rope-scaling") && i + 1 < args.length) {
                 for (String pair : args[++i].split(",")) {
                     String[] kv = pair.split("=", 2);
@@ -421,9 +464,9 @@ public final class RandomModel {
         }
         if (positional.size() < 3) {
             System.err.println("usage: RandomModel SHAPE (tiny, stories15m, 1b, tiny-gemma2, tiny-gemma3, gemma3-1b, "
-                    + "tiny-phi3, phi4-mini, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS) "
+                    + "tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS) "
                     + "F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] [--vocab VOCAB.gguf] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
-                    + "[--longrope-short F,F,... --longrope-long F,F,...]");
+                    + "[--longrope-short F,F,... --longrope-long F,F,...] [--reranker | --rerank-template TEXT]");
             System.exit(2);
         }
         ModelShape shape = ModelShape.named(positional.get(0));
@@ -434,8 +477,12 @@ public final class RandomModel {
             System.exit(2);
         }
         GgufFile vocab = vocabulary == null ? null : GgufFile.open(vocabulary);
+        if (reranker) {
+            writeReranker(shape, type, seed, Path.of(positional.get(2)), rerankTemplate);
+            return;
+        }
         write(shape, type, seed, Path.of(positional.get(2)), ropeFactors, ropeScaling, vocab,
-                longrope[0] == null ? null : longrope, vocab == null ? null : notText(vocab));
+                longrope[0] == null ? null : longrope, vocab == null ? null : notText(vocab), null);
     }
 
     private static float[] floats(String list) {

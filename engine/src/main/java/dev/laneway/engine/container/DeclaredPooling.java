@@ -16,9 +16,10 @@ import java.util.Optional;
 
 /**
  * How a model says its embeddings are pooled: a GGUF file's {@code <arch>.pooling_type} (llama.cpp's numbers: 0 none,
- * 1 mean, 2 cls, 3 last), or a checkpoint's sentence-transformers file {@code 1_Pooling/config.json} (its
- * {@code pooling_mode_*} flags), which is also how a container keeps it. A pooling Laneway does not implement is
- * refused by name.
+ * 1 mean, 2 cls, 3 last, 4 rank), or a checkpoint's sentence-transformers file {@code 1_Pooling/config.json} (its
+ * {@code pooling_mode_*} flags), which is also how a container keeps it. A reranker's container keeps no such file:
+ * its ranking head is what declares it ({@code score.weight}). A pooling Laneway does not implement is refused by
+ * name.
  */
 public final class DeclaredPooling {
     /** Where a container or a checkpoint declares its pooling. */
@@ -46,8 +47,7 @@ public final class DeclaredPooling {
             case 1 -> Optional.of(Pooling.MEAN);
             case 2 -> Optional.of(Pooling.CLS);
             case 3 -> Optional.of(Pooling.LAST);
-            case 4 -> throw new FormatException(gguf.path(), key + " 4 (rank) declares a reranker; ranking is not"
-                    + " supported");
+            case 4 -> Optional.of(Pooling.RANK);
             default -> throw new FormatException(gguf.path(), key + " " + n + " is not a pooling llama.cpp defines"
                     + " (0 none, 1 mean, 2 cls, 3 last, 4 rank)");
         };
@@ -88,8 +88,14 @@ public final class DeclaredPooling {
         return Optional.of(chosen);
     }
 
-    /** Writes {@code pooling} as {@code dir}'s {@value #FILE}, for a model of {@code hidden} dimensions. */
+    /**
+     * Writes {@code pooling} as {@code dir}'s {@value #FILE}, for a model of {@code hidden} dimensions; nothing for
+     * {@code rank}, which sentence-transformers has no flag for and the ranking head declares.
+     */
     public static void write(Pooling pooling, int hidden, Path dir) throws IOException {
+        if (pooling == Pooling.RANK) {
+            return;
+        }
         Map<String, Object> config = new LinkedHashMap<>();
         config.put("word_embedding_dimension", hidden);
         config.put("pooling_mode_cls_token", pooling == Pooling.CLS);

@@ -147,7 +147,7 @@ public final class Sequence {
             boolean wanted = switch (pooling) {
                 case MEAN -> true;
                 case CLS -> position == 0;
-                case LAST -> position == prompt.length - 1;
+                case LAST, RANK -> position == prompt.length - 1;  // a Qwen3 reranker's head reads the last
             };
             if (wanted) {
                 norm.apply(hidden, firstRow + r, normed);

@@ -37,6 +37,7 @@ public final class LanewayModel implements ServedModel {
     private final TokenCodec tokenizer;
     private final ChatRenderer chat;
     private final LanePool lanes;
+    private final java.util.Optional<RankingHead> ranking;
     private final Predicate<Duration> backgroundWork;
     private final AutoCloseable resources;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -45,13 +46,14 @@ public final class LanewayModel implements ServedModel {
      * @param backgroundWork waits at most the given time for the kernels' work after loading; whether it is done
      * @param resources      released on {@link #close()} (mapped weights, native state), or null
      */
-    public LanewayModel(String id, ModelInfo info, TokenCodec tokenizer, ChatRenderer chat, LanePool lanes,
-                        Predicate<Duration> backgroundWork, AutoCloseable resources) {
+    LanewayModel(String id, ModelInfo info, TokenCodec tokenizer, ChatRenderer chat, LanePool lanes,
+                 java.util.Optional<RankingHead> ranking, Predicate<Duration> backgroundWork, AutoCloseable resources) {
         this.id = id;
         this.info = info;
         this.tokenizer = tokenizer;
         this.chat = chat;
         this.lanes = lanes;
+        this.ranking = ranking;
         this.backgroundWork = backgroundWork;
         this.resources = resources;
     }
@@ -138,7 +140,19 @@ public final class LanewayModel implements ServedModel {
     public java.util.concurrent.CompletableFuture<List<float[]>> embed(List<int[]> prompts,
                                                                       dev.laneway.spi.Pooling pooling,
                                                                       TokenSink consumer) {
-        return lanes.embed(prompts, pooling, consumer);
+        if (pooling != dev.laneway.spi.Pooling.RANK) {
+            return lanes.embed(prompts, pooling, consumer);
+        }
+        RankingHead head = ranking.orElseThrow(() -> new UnsupportedOperationException("this model does not rank:"
+                + " it has no ranking head (" + dev.laneway.engine.plan.StandardPlans.RANKING_HEAD + ")"));
+        return lanes.embed(prompts, dev.laneway.spi.Pooling.LAST, consumer)
+                .thenApply(states -> states.stream().map(s -> s == null ? null : head.scores(s)).toList());
+    }
+
+    @Override
+    public int[] rankPrompt(String query, String document) {
+        return ranking.orElseThrow(() -> new UnsupportedOperationException("this model does not rank: it has no"
+                + " ranking head")).prompt(query, document);
     }
 
     @Override

@@ -21,6 +21,7 @@ import dev.laneway.engine.laya.LayaCheckpoint;
 import dev.laneway.engine.laya.LayaRouter;
 import dev.laneway.engine.laya.RoutedModel;
 import dev.laneway.engine.laya.ScoringModel;
+import dev.laneway.engine.plan.StandardPlans;
 import dev.laneway.engine.tokenizer.BackgroundResult;
 import dev.laneway.engine.tokenizer.ChatTemplate;
 import dev.laneway.engine.tokenizer.ChatTemplateException;
@@ -287,8 +288,9 @@ public final class ModelAssembly {
             }
             ModelInfo info = new ModelInfo(config.modelType(), dims.contextLength(), dims.vocab(), route,
                     device.name(), metadata(container, kernels, engine, forwardName));
+            Optional<RankingHead> ranking = RankingHead.of(container.weights(), config.hiddenSize(), tokenizer);
             LanewayModel model = new LanewayModel(id, info, tokenizer, chat(tokenizer, engine.chatTemplate()), lanes,
-                    timeout -> !(kernels instanceof NativeKernels n) || n.awaitCopies(timeout), () -> {
+                    ranking, timeout -> !(kernels instanceof NativeKernels n) || n.awaitCopies(timeout), () -> {
                 boolean stopped = lanes.stop(LanePool.CLOSE_WAIT);
                 if (!stopped) {
                     // freeing the kernels' memory under a step still running would crash the process
@@ -343,7 +345,9 @@ public final class ModelAssembly {
         m.put("batch", Integer.toString(engine.batch()));
         m.put("kv", engine.kv().name().toLowerCase(java.util.Locale.ROOT));
         try {
-            DeclaredPooling.read(c.dir()).ifPresent(p -> m.put("pooling", p.name().toLowerCase(java.util.Locale.ROOT)));
+            Optional<dev.laneway.spi.Pooling> pooling = c.weights().tensor(StandardPlans.RANKING_HEAD).isPresent()
+                    ? Optional.of(dev.laneway.spi.Pooling.RANK) : DeclaredPooling.read(c.dir());
+            pooling.ifPresent(p -> m.put("pooling", p.name().toLowerCase(java.util.Locale.ROOT)));
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }

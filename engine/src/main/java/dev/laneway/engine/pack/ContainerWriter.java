@@ -146,9 +146,9 @@ final class ContainerWriter {
             PlainConverter plain = PlainConverter.of(t, type);
             return new Conversion(Q4nxWriter.Entry.plain(name, type, plain.shape()), null, plain);
         }
-        if (name.endsWith(ROUTER)) {
+        if (name.endsWith(ROUTER) || name.equals(StandardPlans.RANKING_HEAD)) {
             // A mixture's router decides which experts run: kept F32, as llama.cpp's quantizer keeps it, so that a
-            // quantized model chooses the experts llama.cpp chooses
+            // quantized model chooses the experts llama.cpp chooses. A reranker's head, a few rows, is kept so too.
             PlainConverter plain = PlainConverter.of(t, DType.F32, rowOrder);
             return new Conversion(Q4nxWriter.Entry.plain(name, DType.F32, plain.shape()), null, plain);
         }

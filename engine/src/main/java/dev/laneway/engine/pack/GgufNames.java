@@ -2,6 +2,7 @@ package dev.laneway.engine.pack;
 
 import dev.laneway.engine.config.Architecture;
 import dev.laneway.engine.kernels.RopeFrequencies;
+import dev.laneway.engine.plan.StandardPlans;
 
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -33,6 +34,9 @@ public final class GgufNames {
                 return Optional.of("model.norm.weight");
             case "output.weight":
                 return Optional.of("lm_head.weight");
+            case "cls.output.weight":
+                // a Qwen3 reranker's head, the one llama.cpp runs for a Qwen3 model
+                return architecture.equals("qwen3") ? Optional.of(StandardPlans.RANKING_HEAD) : Optional.empty();
             default:
                 break;
         }

@@ -6,8 +6,6 @@ import dev.laneway.engine.config.GgufConfig;
 import dev.laneway.engine.config.ModelConfig;
 import dev.laneway.engine.container.Container;
 import dev.laneway.engine.container.DeclaredPooling;
-import dev.laneway.spi.Pooling;
-import java.util.Optional;
 import dev.laneway.engine.format.DType;
 import dev.laneway.engine.format.FormatException;
 import dev.laneway.engine.format.Tensor;
@@ -20,6 +18,7 @@ import dev.laneway.engine.tokenizer.HfTokenizerFiles;
 import dev.laneway.spi.ModelPacker;
 import dev.laneway.spi.PackOptions;
 import dev.laneway.spi.PackProgress;
+import dev.laneway.spi.Pooling;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,6 +29,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.IntUnaryOperator;
 
@@ -69,6 +69,10 @@ public final class GgufPacker implements ModelPacker {
         }
         HfTokenizerFiles tokenizer = GgufTokenizerConverter.convert(gguf);
         Optional<Pooling> pooling = DeclaredPooling.of(gguf, gguf.string("general.architecture").orElse(""));
+        if (pooling.orElse(null) == Pooling.RANK && !source.containsKey(StandardPlans.RANKING_HEAD)) {
+            throw new FormatException(sourcePath, "declares rank pooling (a reranker) but has no ranking head:"
+                    + " cls.output.weight is missing");
+        }
         try (AtomicDirectory out = AtomicDirectory.begin(target)) {
             ConfigJson.write(config, out.dir().resolve(Container.CONFIG));
             Files.writeString(out.dir().resolve(Container.TOKENIZER), tokenizer.tokenizerJson());

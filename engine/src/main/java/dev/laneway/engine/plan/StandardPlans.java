@@ -21,6 +21,11 @@ public final class StandardPlans {
     public static final String EMBEDDING = "model.embed_tokens.weight";
     /** The output head when it is not tied to the embedding. */
     public static final String HEAD = "lm_head.weight";
+    /**
+     * A reranker's ranking head, {@code [labels, hidden]} (Hugging Face's sequence-classification name; llama.cpp's
+     * {@code cls.output.weight}); no plan reads it, the model applies it to a pooled state.
+     */
+    public static final String RANKING_HEAD = "score.weight";
     /** The final RMSNorm before the head. */
     public static final String FINAL_NORM = "model.norm.weight";
     /** Per-layer tensors, with {@code {L}} for the layer number. */

@@ -288,7 +288,14 @@ public final class GgufTokenizerConverter {
         putTokenIfPresent(c, "pad_token", vocab.pad(), vocab, texts);
         c.put("clean_up_tokenization_spaces", false);
         c.put("tokenizer_class", "PreTrainedTokenizerFast");
-        vocab.chatTemplate().ifPresent(t -> c.put("chat_template", t));
+        if (vocab.rankTemplate().isEmpty()) {
+            vocab.chatTemplate().ifPresent(t -> c.put("chat_template", t));
+        } else {
+            // Hugging Face's list of named templates, which keeps the reranker's prompt beside the chat's
+            var named = c.putArray("chat_template");
+            vocab.chatTemplate().ifPresent(t -> named.addObject().put("name", "default").put("template", t));
+            named.addObject().put("name", "rerank").put("template", vocab.rankTemplate().get());
+        }
         return c;
     }
 

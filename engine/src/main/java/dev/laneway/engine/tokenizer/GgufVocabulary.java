@@ -27,12 +27,14 @@ import java.util.OptionalInt;
  * @param addEos         whether encoding with special tokens ends with EOS
  * @param addSpacePrefix whether a SentencePiece vocabulary puts a space before the text
  * @param chatTemplate   {@code tokenizer.chat_template}
+ * @param rankTemplate   {@code tokenizer.chat_template.rerank}: a reranker's prompt, {@code {query}} and
+ *                       {@code {document}} in place of the query and a document
  * @param modelName      {@code general.name}, lower-cased ({@code ""} when absent)
  */
 public record GgufVocabulary(String model, String pre, String[] tokens, float[] scores, GgufTokenType[] types,
                              String[] merges, OptionalInt bos, OptionalInt eos, OptionalInt unk, OptionalInt pad,
                              boolean addBos, boolean addEos, boolean addSpacePrefix, Optional<String> chatTemplate,
-                             String modelName) {
+                             Optional<String> rankTemplate, String modelName) {
 
     /** Reads and checks the tokenizer keys of a GGUF file. */
     public static GgufVocabulary read(GgufFile gguf) throws FormatException {
@@ -63,6 +65,7 @@ public record GgufVocabulary(String model, String pre, String[] tokens, float[] 
                 gguf.bool("tokenizer.ggml.add_eos_token").orElse(wordPiece),
                 gguf.bool("tokenizer.ggml.add_space_prefix").orElse(spm),
                 gguf.string("tokenizer.chat_template"),
+                gguf.string("tokenizer.chat_template.rerank"),
                 gguf.string("general.name").orElse("").toLowerCase(Locale.ROOT));
     }
 

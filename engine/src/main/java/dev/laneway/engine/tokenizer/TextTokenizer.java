@@ -47,6 +47,7 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
     private final OptionalInt eos;
     private final Set<Integer> endOfGeneration;
     private final Optional<String> chatTemplate;
+    private final Optional<String> rankTemplate;
     private final Set<String> specialTexts;
 
     private TextTokenizer(String json, TokenizerJson tj, TokenizerConfig config, Set<Integer> extraEndIds,
@@ -74,6 +75,7 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
         }
         this.endOfGeneration = Collections.unmodifiableSet(end);
         this.chatTemplate = config.chatTemplate();
+        this.rankTemplate = config.rankTemplate();
         Set<String> specials = new java.util.HashSet<>();
         for (int id = 0; id < texts.length; id++) {
             if (special[id] && texts[id] != null && !texts[id].isEmpty()) {
@@ -291,6 +293,11 @@ public final class TextTokenizer implements AutoCloseable, dev.laneway.spi.Token
     /** The model's chat template source, if it has one. */
     public Optional<String> chatTemplateSource() {
         return chatTemplate;
+    }
+
+    /** A reranker's prompt, {@code {query}} and {@code {document}} in place of its texts, if the model has one. */
+    public Optional<String> rankTemplate() {
+        return rankTemplate;
     }
 
     /** The model's chat template, or the ChatML default; with this tokenizer's BOS and EOS text. */

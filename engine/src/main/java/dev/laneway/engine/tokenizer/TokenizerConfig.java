@@ -15,12 +15,15 @@ import java.util.Optional;
  * @param bosToken     {@code bos_token}
  * @param eosToken     {@code eos_token}
  * @param chatTemplate {@code chat_template} (a string, or the entry named {@code default} of a list of named ones)
+ * @param rankTemplate a reranker's prompt, the entry named {@code rerank} of such a list: plain text in which
+ *                     {@code {query}} and {@code {document}} stand for the query and a document (llama.cpp's
+ *                     {@code tokenizer.chat_template.rerank})
  */
 record TokenizerConfig(Optional<Boolean> addBosToken, Optional<Boolean> addEosToken, Optional<String> bosToken,
-                       Optional<String> eosToken, Optional<String> chatTemplate) {
+                       Optional<String> eosToken, Optional<String> chatTemplate, Optional<String> rankTemplate) {
 
     static final TokenizerConfig EMPTY = new TokenizerConfig(Optional.empty(), Optional.empty(), Optional.empty(),
-            Optional.empty(), Optional.empty());
+            Optional.empty(), Optional.empty(), Optional.empty());
 
     static TokenizerConfig parse(String json) throws IOException {
         JsonNode root = new ObjectMapper().readTree(json);
@@ -28,7 +31,8 @@ record TokenizerConfig(Optional<Boolean> addBosToken, Optional<Boolean> addEosTo
             throw new IOException("tokenizer_config.json is not a JSON object");
         }
         return new TokenizerConfig(bool(root, "add_bos_token"), bool(root, "add_eos_token"),
-                tokenText(root.get("bos_token")), tokenText(root.get("eos_token")), chatTemplate(root));
+                tokenText(root.get("bos_token")), tokenText(root.get("eos_token")), named(root, "default"),
+                named(root, "rerank"));
     }
 
     private static Optional<Boolean> bool(JsonNode root, String key) {
@@ -48,17 +52,18 @@ record TokenizerConfig(Optional<Boolean> addBosToken, Optional<Boolean> addEosTo
         return content != null && content.isTextual() ? Optional.of(content.textValue()) : Optional.empty();
     }
 
-    private static Optional<String> chatTemplate(JsonNode root) {
+    /** The template of that name; a plain string is the {@code default} one. */
+    private static Optional<String> named(JsonNode root, String name) {
         JsonNode t = root.get("chat_template");
         if (t == null || t.isNull()) {
             return Optional.empty();
         }
         if (t.isTextual()) {
-            return Optional.of(t.textValue());
+            return name.equals("default") ? Optional.of(t.textValue()) : Optional.empty();
         }
         if (t.isArray()) {
             for (JsonNode named : t) {
-                if ("default".equals(named.path("name").asText()) && named.path("template").isTextual()) {
+                if (name.equals(named.path("name").asText()) && named.path("template").isTextual()) {
                     return Optional.of(named.get("template").textValue());
                 }
             }
@@ -67,6 +72,7 @@ record TokenizerConfig(Optional<Boolean> addBosToken, Optional<Boolean> addEosTo
     }
 
     TokenizerConfig withChatTemplate(String template) {
-        return new TokenizerConfig(addBosToken, addEosToken, bosToken, eosToken, Optional.of(template));
+        return new TokenizerConfig(addBosToken, addEosToken, bosToken, eosToken, Optional.of(template),
+                rankTemplate);
     }
 }

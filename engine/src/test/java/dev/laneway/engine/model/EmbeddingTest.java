@@ -46,7 +46,7 @@ class EmbeddingTest {
             int[] story = model.tokenize("Once upon a time", true, true);
             List<dev.laneway.spi.GeneratedToken> alone = new ArrayList<>();
             model.generate(new GenerationRequest(story, 24, Sampling.GREEDY), alone::add);
-            for (Pooling pooling : Pooling.values()) {
+            for (Pooling pooling : List.of(Pooling.MEAN, Pooling.CLS, Pooling.LAST)) {
                 // A generation runs in the other stream meanwhile, and gets what it gets alone.
                 List<dev.laneway.spi.GeneratedToken> beside = new ArrayList<>();
                 CompletableFuture<?> generation = CompletableFuture.runAsync(() -> model.generate(

@@ -70,7 +70,7 @@ class GgufTokenizerConverterTest {
         GgufVocabulary gpt2 = GgufVocabulary.read(GgufFile.open(Shared.model("vocab/ggml-vocab-gpt-2.gguf")));
         GgufVocabulary renamed = new GgufVocabulary(gpt2.model(), "mystery-bpe", gpt2.tokens(), gpt2.scores(),
                 gpt2.types(), gpt2.merges(), gpt2.bos(), gpt2.eos(), gpt2.unk(), gpt2.pad(), gpt2.addBos(),
-                gpt2.addEos(), gpt2.addSpacePrefix(), Optional.empty(), gpt2.modelName());
+                gpt2.addEos(), gpt2.addSpacePrefix(), Optional.empty(), Optional.empty(), gpt2.modelName());
         FormatException e = assertThrows(FormatException.class,
                 () -> GgufTokenizerConverter.convert(renamed, Path.of("model.gguf")));
         assertTrue(e.getMessage().startsWith("model.gguf: tokenizer.ggml.pre 'mystery-bpe' is not a known"),
@@ -82,7 +82,7 @@ class GgufTokenizerConverterTest {
         GgufVocabulary llama = GgufVocabulary.read(GgufFile.open(Shared.stories260kGguf()));
         GgufVocabulary unigram = new GgufVocabulary("t5", llama.pre(), llama.tokens(), llama.scores(),
                 llama.types(), null, llama.bos(), llama.eos(), OptionalInt.empty(), OptionalInt.empty(), false,
-                true, true, Optional.empty(), "");
+                true, true, Optional.empty(), Optional.empty(), "");
         FormatException e = assertThrows(FormatException.class,
                 () -> GgufTokenizerConverter.convert(unigram, Path.of("t5.gguf")));
         assertEquals("t5.gguf: tokenizer.ggml.model 't5' is not supported (supported: llama, gpt2, bert)",

@@ -5,8 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.laneway.runtime.serve.LanewayConfig;
-import dev.laneway.spi.DeviceFaultException;
-import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.Pooling;
 import dev.laneway.spi.ServedModel;
 import io.smallrye.common.annotation.Blocking;
@@ -16,7 +14,6 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
-import org.jboss.logging.Logger;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -24,9 +21,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Embeddings, with {@code serve --embeddings}: OpenAI's {@code POST /v1/embeddings} and llama-server's
@@ -36,9 +30,6 @@ import java.util.concurrent.TimeoutException;
  */
 @Path("/")
 public class EmbeddingsResource {
-    private static final Logger LOG = Logger.getLogger(EmbeddingsResource.class);
-    /** How long a request waits for its embeddings before it is given up. */
-    private static final long WAIT_MINUTES = 10;
     private static final Set<String> FIELDS = Set.of("model", "input", "content", "encoding_format", "embd_normalize",
             "dimensions", "user");
 
@@ -88,7 +79,12 @@ public class EmbeddingsResource {
         ServedModel model = service.modelFor(r.string("model"));
         List<int[]> prompts = prompts(model, input);
         int tokens = prompts.stream().mapToInt(p -> p.length).sum();
-        List<float[]> vectors = await(model, prompts);
+        if (pooling(config, model) == Pooling.RANK) {
+            throw ApiException.invalidValue("input", "this server pools as rank, which gives a reranker's relevance"
+                    + " scores, not embeddings: use POST /v1/rerank");
+        }
+        List<float[]> vectors = EmbeddingJob.run(admission, model, prompts, pooling(config, model), "input",
+                "these embeddings");
         int width = vectors.get(0).length;
         java.util.OptionalInt dimensions = r.integer("dimensions");
         if (dimensions.isPresent() && dimensions.getAsInt() != width) {
@@ -183,41 +179,8 @@ public class EmbeddingsResource {
         return ids;
     }
 
-    private List<float[]> await(ServedModel model, List<int[]> prompts) {
-        EmbeddingJob job = new EmbeddingJob(model, prompts, pooling(model));
-        admission.submit(job);
-        try {
-            return job.done.get(WAIT_MINUTES, TimeUnit.MINUTES);
-        } catch (TimeoutException e) {
-            job.cancel();
-            throw ApiException.overloaded("the embeddings took longer than " + WAIT_MINUTES + " minutes");
-        } catch (InterruptedException e) {
-            job.cancel();
-            Thread.currentThread().interrupt();
-            throw ApiException.shuttingDown("the server is stopping");
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof ApiException ended) {
-                throw ended;
-            }
-            if (cause instanceof InvalidRequestException refused) {
-                throw ApiException.invalidValue(refused.param() == null ? "input" : refused.param(),
-                        refused.getMessage());
-            }
-            if (cause instanceof UnsupportedOperationException unsupported) {
-                throw ApiException.http(501, "not_supported", unsupported.getMessage());
-            }
-            if (cause instanceof DeviceFaultException fault) {
-                LOG.warnf("embeddings failed on device %s: %s", fault.device(), fault.getMessage());
-                throw ApiException.deviceFault(fault, "these embeddings");
-            }
-            LOG.error("embeddings failed", cause);
-            throw ApiException.internal();
-        }
-    }
-
     /** {@code --pooling} when given, else as the model declares it, else the mean. */
-    private Pooling pooling(ServedModel model) {
+    static Pooling pooling(LanewayConfig config, ServedModel model) {
         return Pooling.of(config.pooling().orElse(model.info().metadata().getOrDefault("pooling", "mean")));
     }
 

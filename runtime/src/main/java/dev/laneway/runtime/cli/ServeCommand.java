@@ -110,9 +110,14 @@ final class ServeCommand implements Callable<Integer> {
             + " states after the final norm, pooled (--pooling) and normalised.")
     boolean embeddings;
 
-    @Option(names = "--pooling", paramLabel = "mean|cls|last", description = "How embeddings pool a prompt's"
-            + " hidden states (default: as the model declares it, else mean); needs --embeddings.")
+    @Option(names = "--pooling", paramLabel = "mean|cls|last|rank", description = "How embeddings pool a prompt's"
+            + " hidden states (default: as the model declares it, else mean); rank is a reranker's, for /v1/rerank;"
+            + " needs --embeddings.")
     String pooling;
+
+    @Option(names = {"--reranking", "--rerank"}, description = "Answer POST /v1/rerank and /rerank with a reranker"
+            + " model's relevance scores, as llama-server's --reranking: --embeddings with --pooling rank.")
+    boolean reranking;
 
     @Option(names = "--slot-save-path", paramLabel = "DIR", description = "Allow POST /slots/ID?action=save|restore"
             + " with file names in DIR (made if missing), as llama-server's --slot-save-path; erase needs it too.")
@@ -164,6 +169,13 @@ final class ServeCommand implements Callable<Integer> {
         if (chatTemplateFile != null) {
             options = options.withOpt("chat-template-file", chatTemplateFile.toAbsolutePath().toString());
         }
+        if (reranking) {
+            if (pooling != null && !pooling.equalsIgnoreCase("rank")) {
+                throw new UsageException("--reranking pools as rank; --pooling " + pooling + " contradicts it");
+            }
+            embeddings = true;
+            pooling = "rank";
+        }
         if (pooling != null) {
             if (!embeddings) {
                 throw new UsageException("--pooling is for --embeddings");
@@ -171,7 +183,7 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 dev.laneway.spi.Pooling.of(pooling);
             } catch (IllegalArgumentException e) {
-                throw new UsageException("--pooling must be mean, cls or last, was " + pooling);
+                throw new UsageException("--pooling must be mean, cls, last or rank, was " + pooling);
             }
         }
         if (slotSavePath != null) {

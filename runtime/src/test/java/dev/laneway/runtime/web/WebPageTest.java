@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.laneway.runtime.serve.PackagedServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,12 +60,12 @@ class WebPageTest {
             + "[click me](javascript:window.__pwned='link') and [safe](https://example.com/a?b=1)\n\n"
             + "```html\n<b onmouseover=\"window.__pwned='code'\">bold</b>\n```\n";
 
-    private static PageServer server;
+    private static PackagedServer server;
     private static ChromeDriver browser;
 
     @BeforeAll
     static void start() throws Exception {
-        server = PageServer.start(List.of(), "--streams", "2");
+        server = PackagedServer.start(List.of(), "--streams", "2");
         browser = browser();
         Files.createDirectories(SCREENSHOTS);
     }
@@ -101,7 +102,7 @@ class WebPageTest {
         open(browser, server);
     }
 
-    private static void open(ChromeDriver driver, PageServer on) {
+    private static void open(ChromeDriver driver, PackagedServer on) {
         driver.get(on.base + "/");
         waitFor(driver, () -> driver.findElements(By.cssSelector("#model option")).size() > 0
                 || driver.findElement(By.id("key-dialog")).isDisplayed(), "the page to load");
@@ -118,7 +119,7 @@ class WebPageTest {
         assertEquals(200, server.get("/webui/app.js").statusCode());
 
         JsonNode card = JSON.readTree(server.get("/v1/models").body()).at("/data/0");
-        assertEquals(PageServer.MODEL_ID, browser.findElement(By.id("model")).getAttribute("value"));
+        assertEquals(PackagedServer.MODEL_ID, browser.findElement(By.id("model")).getAttribute("value"));
         String info = text("#model-info");
         assertTrue(info.contains(card.get("architecture").asText()), info);
         assertTrue(info.contains(card.get("route").asText() + " on " + card.get("device").asText()), info);
@@ -158,10 +159,10 @@ class WebPageTest {
         JsonNode sent = JSON.readTree((String) js("return window.__requests[0]"));
         assertTrue(sent.get("stream").asBoolean(), sent.toString());
         assertTrue(sent.at("/stream_options/include_usage").asBoolean(), sent.toString());
-        assertEquals(PageServer.MODEL_ID, sent.get("model").asText());
+        assertEquals(PackagedServer.MODEL_ID, sent.get("model").asText());
         assertEquals("[{\"role\":\"user\",\"content\":\"Tell me a story about a cat.\"}]",
                 sent.get("messages").toString());
-        String greedy = server.chat("{\"model\":\"" + PageServer.MODEL_ID + "\",\"messages\":"
+        String greedy = server.chat("{\"model\":\"" + PackagedServer.MODEL_ID + "\",\"messages\":"
                 + sent.get("messages") + ",\"max_tokens\":48,\"temperature\":0}")
                 .at("/choices/0/message/content").asText();
         assertTrue(greedy.length() > 20, greedy);
@@ -464,7 +465,7 @@ class WebPageTest {
 
     @Test
     void aMissingOrWrongApiKeyIsAskedForAndShown() throws Exception {
-        try (PageServer keyed = PageServer.start(List.of(), "--api-key", KEY)) {
+        try (PackagedServer keyed = PackagedServer.start(List.of(), "--api-key", KEY)) {
             // the page's files need no key; the API does
             assertEquals(200, keyed.get("/").statusCode());
             assertEquals(200, keyed.get("/webui/app.css").statusCode());
@@ -498,7 +499,7 @@ class WebPageTest {
     @Test
     void aFaultingDeviceIsShownAsAMessage() throws Exception {
         // no retries: the step at position 120 fails, the answer with it, and the device is out for two seconds
-        try (PageServer faulty = PageServer.start(List.of("-Dlaneway.faults.retries=0",
+        try (PackagedServer faulty = PackagedServer.start(List.of("-Dlaneway.faults.retries=0",
                 "-Dlaneway.faults.probe-seconds=2"), "--device", "chaos:cpu?fail_at=120:1")) {
             browser.get(faulty.base + "/");
             waitFor(() -> !browser.findElements(By.cssSelector("#model option")).isEmpty(), "the models");
@@ -523,7 +524,7 @@ class WebPageTest {
 
     @Test
     void noWebuiTurnsThePageOff() throws Exception {
-        try (PageServer off = PageServer.start(List.of(), "--no-webui")) {
+        try (PackagedServer off = PackagedServer.start(List.of(), "--no-webui")) {
             HttpResponse<String> page = off.get("/");
             assertEquals(404, page.statusCode());
             assertEquals("not_found", JSON.readTree(page.body()).at("/error/code").asText());

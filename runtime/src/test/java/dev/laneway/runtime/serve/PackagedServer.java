@@ -1,4 +1,4 @@
-package dev.laneway.runtime.web;
+package dev.laneway.runtime.serve;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,26 +17,36 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The packaged server ({@code target/quarkus-app}) serving the shared stories260K model as a process on a free port,
- * as {@code laneway serve} runs it, with the options a test gives.
+ * The packaged server ({@code target/quarkus-app}) as a process on a free port, as {@code laneway serve} runs it,
+ * serving a model (by default the shared stories260K) with the options a test gives.
  */
-final class PageServer implements AutoCloseable {
-    static final String MODEL_ID = "stories260K";
+public final class PackagedServer implements AutoCloseable {
+    public static final String MODEL_ID = "stories260K";
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    final String base;
+    public final String base;
     private final Process process;
     private final Path log;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private PageServer(String base, Process process, Path log) {
+    private PackagedServer(String base, Process process, Path log) {
         this.base = base;
         this.process = process;
         this.log = log;
     }
 
-    /** Starts a server with these JVM properties ({@code -Dkey=value}) and serve options, and waits until it is ready. */
-    static PageServer start(List<String> properties, String... options) throws Exception {
+    /**
+     * Starts a server of stories260K, as {@value #MODEL_ID}, with these JVM properties ({@code -Dkey=value}) and serve
+     * options, and waits until it is ready.
+     */
+    public static PackagedServer start(List<String> properties, String... options) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--alias", MODEL_ID));
+        all.addAll(List.of(options));
+        return start(dev.laneway.runtime.api.StoriesProfile.model(), properties, all.toArray(String[]::new));
+    }
+
+    /** Starts a server of {@code model} with these JVM properties and serve options, and waits until it is ready. */
+    public static PackagedServer start(Path model, List<String> properties, String... options) throws Exception {
         int port;
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
@@ -45,11 +55,11 @@ final class PageServer implements AutoCloseable {
                 .toString(), "-Dlaneway.cache.dir=" + System.getProperty("laneway.cache.dir", "target/laneway-cache")));
         command.addAll(properties);
         command.addAll(List.of("-jar", Path.of("target", "quarkus-app", "quarkus-run.jar").toString(), "serve",
-                "-m", model().toString(), "--alias", MODEL_ID, "--port", Integer.toString(port)));
+                "-m", model.toString(), "--port", Integer.toString(port)));
         command.addAll(List.of(options));
-        Path log = Files.createTempFile("laneway-web", ".log");
+        Path log = Files.createTempFile("laneway-serve", ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        PageServer server = new PageServer("http://127.0.0.1:" + port, process, log);
+        PackagedServer server = new PackagedServer("http://127.0.0.1:" + port, process, log);
         try {
             server.awaitReady();
         } catch (Exception | AssertionError e) {
@@ -57,10 +67,6 @@ final class PageServer implements AutoCloseable {
             throw e;
         }
         return server;
-    }
-
-    static Path model() {
-        return dev.laneway.runtime.api.StoriesProfile.model();
     }
 
     private void awaitReady() throws Exception {
@@ -81,11 +87,11 @@ final class PageServer implements AutoCloseable {
         throw new AssertionError("the server did not become ready:\n" + log());
     }
 
-    String log() throws IOException {
+    public String log() throws IOException {
         return Files.readString(log);
     }
 
-    HttpResponse<String> get(String path, String... headers) throws IOException, InterruptedException {
+    public HttpResponse<String> get(String path, String... headers) throws IOException, InterruptedException {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30));
         if (headers.length > 0) {
             request.headers(headers);
@@ -93,7 +99,8 @@ final class PageServer implements AutoCloseable {
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    HttpResponse<String> post(String path, String json, String... headers) throws IOException, InterruptedException {
+    public HttpResponse<String> post(String path, String json, String... headers) throws IOException,
+            InterruptedException {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json));
         if (headers.length > 0) {
@@ -103,7 +110,7 @@ final class PageServer implements AutoCloseable {
     }
 
     /** The whole (unstreamed) chat answer to a request body. */
-    JsonNode chat(String json, String... headers) throws IOException, InterruptedException {
+    public JsonNode chat(String json, String... headers) throws IOException, InterruptedException {
         HttpResponse<String> answer = post("/v1/chat/completions", json, headers);
         if (answer.statusCode() != 200) {
             throw new AssertionError(answer.statusCode() + " " + answer.body());
@@ -112,7 +119,8 @@ final class PageServer implements AutoCloseable {
     }
 
     /** The sum of a metric's series in {@code /q/metrics} whose labels hold {@code labelPart} (may be empty). */
-    double metric(String name, String labelPart, String... headers) throws IOException, InterruptedException {
+    public double metric(String name, String labelPart, String... headers) throws IOException,
+            InterruptedException {
         double sum = 0;
         for (String line : get("/q/metrics", headers).body().split("\n")) {
             if ((line.startsWith(name + " ") || line.startsWith(name + "{")) && line.contains(labelPart)) {
