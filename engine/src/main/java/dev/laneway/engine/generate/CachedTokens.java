@@ -23,6 +23,11 @@ public final class CachedTokens {
         return length;
     }
 
+    /** The cache salt the contents belong to. */
+    public String salt() {
+        return salt;
+    }
+
     /** The tokens, position by position. */
     public int[] tokens() {
         return Arrays.copyOf(tokens, length);

@@ -173,7 +173,6 @@ public final class KvCache {
         }
     }
 
-    /** Positions there is room for now. */
     /**
      * Drops positions {@code keep .. keep + discard} of {@code slot}, whose first {@code used} positions are filled:
      * the later ones move down into their place (llama-server's context shift), their keys turned back by
@@ -189,6 +188,7 @@ public final class KvCache {
         }
     }
 
+    /** Positions there is room for now. */
     public int room() {
         return room;
     }

@@ -1,6 +1,7 @@
 package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.Batch;
+import dev.laneway.engine.generate.CachedTokens;
 import dev.laneway.engine.generate.Sequence;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
@@ -38,6 +39,8 @@ final class EngineLoop implements AutoCloseable {
     private final Lane lane;
     private final int maxBatch;
     private final Slots slots;
+    private final PromptCache promptCache;
+    private volatile PromptCache.Stats promptCacheStats;
     /** Requests handed in, a group per request (its choices), not yet seen by the loop. */
     private final LinkedBlockingQueue<Group> arrivals = new LinkedBlockingQueue<>();
     /** Members of requests seen by the loop that wait for a free slot, in arrival order. */
@@ -128,11 +131,16 @@ final class EngineLoop implements AutoCloseable {
     private record Running(Sequence sequence, Member member) {
     }
 
-    /** @param maxBatch the most rows one step takes */
-    EngineLoop(Lane lane, Slots slots, int maxBatch, String name) {
+    /**
+     * @param maxBatch    the most rows one step takes
+     * @param promptCache where a slot's contents go before a new prompt overwrites them
+     */
+    EngineLoop(Lane lane, Slots slots, int maxBatch, String name, PromptCache promptCache) {
         this.lane = lane;
         this.maxBatch = maxBatch;
         this.slots = slots;
+        this.promptCache = promptCache;
+        this.promptCacheStats = promptCache.stats();
         this.stepRows = new int[lane.state().batch().maxSegments()];
         this.waitingForPrefix = new boolean[lane.state().cache().slots()];
         this.thread = new Thread(this::loop, "laneway-engine-" + name);
@@ -301,9 +309,18 @@ final class EngineLoop implements AutoCloseable {
             }
             it.remove();
             int slot = m.slot() != GenerationRequest.ANY_SLOT ? slots.take(m.slot()) : slots.take(m.salt(), m.prompt());
-            if (!m.reuse()) {
-                slots.of(slot).clear();
+            CachedTokens held = slots.of(slot);
+            int reusable = m.reuse() ? held.reusableFor(m.salt(), m.prompt()) : 0;
+            if (reusable < held.length() / 2) {
+                // most of what the slot holds is about to go (as llama-server judges a prompt's similarity)
+                promptCache.keep(lane.state().cache(), held, slot, held.salt());
             }
+            if (m.reuse()) {
+                promptCache.restore(lane.state().cache(), held, slot, m.salt(), m.prompt(), reusable);
+            } else {
+                held.clear();
+            }
+            promptCacheStats = promptCache.stats();
             try {
                 running.add(new Running(m.make().apply(slot), m));
             } catch (RuntimeException e) {
@@ -313,6 +330,10 @@ final class EngineLoop implements AutoCloseable {
         }
         queued = waiting.size();
         busy = running.size();
+    }
+
+    PromptCache.Stats promptCache() {
+        return promptCacheStats;
     }
 
     private boolean slotTaskWaits(int slot) {

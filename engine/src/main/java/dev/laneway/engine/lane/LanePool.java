@@ -41,12 +41,13 @@ public final class LanePool implements AutoCloseable {
     /** How long closing waits for what runs on the model before its memory is freed. */
     public static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
-    private LanePool(Lane lane, int streams, int maxBatch, SequenceKind kind, FaultLog faults, Device device) {
+    private LanePool(Lane lane, int streams, int maxBatch, SequenceKind kind, FaultLog faults, Device device,
+                     long cacheRam) {
         this.lane = lane;
         this.streams = streams;
         this.kind = kind;
         this.slots = new Slots(streams);
-        this.loop = new EngineLoop(lane, slots, maxBatch, device.name());
+        this.loop = new EngineLoop(lane, slots, maxBatch, device.name(), new PromptCache(cacheRam));
         this.faults = faults;
         this.device = device;
     }
@@ -72,6 +73,16 @@ public final class LanePool implements AutoCloseable {
     public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
                                   KvCache.Precision kv, int[] endOfText, Grammars grammars, LaneTimeouts timeouts,
                                   ContextGate gate, Clock clock) {
+        return create(streams, device, forward, maxBatch, kv, 0, endOfText, grammars, timeouts, gate, clock);
+    }
+
+    /**
+     * As above, keeping what the streams' caches held before new prompts overwrote them in up to {@code cacheRam}
+     * bytes of host memory ({@link PromptCache}; 0: none).
+     */
+    public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
+                                  KvCache.Precision kv, long cacheRam, int[] endOfText, Grammars grammars,
+                                  LaneTimeouts timeouts, ContextGate gate, Clock clock) {
         Runtime heap = Runtime.getRuntime();
         KvCache.requireHeap(streams, forward.dims().layers(), forward.dims().contextLength(), forward.dims().kvDim(),
                 kv, heap.maxMemory() - (heap.totalMemory() - heap.freeMemory()));
@@ -79,7 +90,7 @@ public final class LanePool implements AutoCloseable {
         Lane lane = new Lane(device, gate, forward, forward.newState(Math.max(maxBatch, streams), streams, kv),
                 faults, timeouts, clock);
         return new LanePool(lane, streams, maxBatch, new SequenceKind(forward.dims(), endOfText.clone(), grammars),
-                faults, device);
+                faults, device, cacheRam);
     }
 
     /** Whether the forward can shift a full context. */
@@ -285,6 +296,11 @@ public final class LanePool implements AutoCloseable {
     /** What the lane's forward steps have run. */
     public StepCounts steps() {
         return lane.steps();
+    }
+
+    /** What the host-memory prompt cache holds, and the prompt tokens it has served. */
+    public PromptCache.Stats promptCache() {
+        return loop.promptCache();
     }
 
     /** Generations that are running now. */

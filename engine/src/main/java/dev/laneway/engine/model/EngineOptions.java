@@ -20,7 +20,9 @@ import java.util.Set;
  * ({@code java}, {@code native}, {@code native-avx2}, ...), {@code kv} (the KV cache's precision, {@code f16} as
  * llama.cpp keeps it, or {@code f32}), {@code chat-template-file} (a Jinja chat template to use instead of the
  * model's, as llama-server's {@code --chat-template-file}) and {@code chat-template} (the template's source itself, or
- * a name of {@link ChatTemplate#NAMED}, as llama-server's {@code --chat-template}).
+ * a name of {@link ChatTemplate#NAMED}, as llama-server's {@code --chat-template}) and {@code cache-ram} (MiB of host
+ * memory that keep what streams' KV caches held before new prompts overwrote them, as llama-server's
+ * {@code --cache-ram}: 0 none, -1 as much as the heap spares; by default 8192).
  *
  * @param threads  kernel threads, or empty for one per core
  * @param context  context length, or empty for the model's (at most {@link #DEFAULT_MAX_CONTEXT})
@@ -29,12 +31,15 @@ import java.util.Set;
  * @param kv       the KV cache's precision
  * @param chatTemplate the chat template's source, from {@code chat-template} or {@code chat-template-file}; empty:
  *                     the model's own
+ * @param cacheRam     bytes of the host-memory prompt cache
  */
 public record EngineOptions(OptionalInt threads, OptionalInt context, int batch, Optional<String> kernels,
-                            KvCache.Precision kv, Optional<String> chatTemplate) {
+                            KvCache.Precision kv, Optional<String> chatTemplate, long cacheRam) {
     /** The keys. */
     public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels", "kv", "chat-template",
-            "chat-template-file");
+            "chat-template-file", "cache-ram");
+    /** The host-memory prompt cache when {@code cache-ram} is not given: llama-server's default. */
+    public static final long DEFAULT_CACHE_RAM_MIB = 8192;
     /** The context used when the model's own is longer and {@code ctx} is not given. */
     public static final int DEFAULT_MAX_CONTEXT = 4096;
     /** Prompt tokens per forward call when {@code batch} is not given. */
@@ -49,7 +54,23 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
     public static EngineOptions of(RouteOptions options) {
         return new EngineOptions(positive(options, "threads", 1 << 10), positive(options, "ctx", 1 << 24),
                 positive(options, "batch", MAX_BATCH).orElse(DEFAULT_BATCH), options.opt("kernels"), kv(options),
-                chatTemplate(options));
+                chatTemplate(options), cacheRam(options));
+    }
+
+    private static long cacheRam(RouteOptions options) {
+        String v = options.opt("cache-ram").orElse(Long.toString(DEFAULT_CACHE_RAM_MIB)).trim();
+        try {
+            long mib = Long.parseLong(v);
+            if (mib == -1) {
+                return Long.MAX_VALUE;  // the cache still leaves the heap an eighth of itself
+            }
+            if (mib >= 0 && mib <= 1L << 30) {
+                return mib << 20;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--opt cache-ram=" + v + ": expected MiB, 0 for none or -1 for no limit");
     }
 
     private static Optional<String> chatTemplate(RouteOptions options) {

@@ -138,6 +138,12 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--no-webui", description = "Serve no chat page at / (a 404 there).")
     boolean noWebui;
 
+    @Option(names = {"--cache-ram", "-cram"}, paramLabel = "MiB", description = "Keep what the streams' KV caches held"
+            + " before new prompts overwrote them in up to MiB of memory, so that a returning conversation is not"
+            + " computed again, as llama-server's --cache-ram (default 8192; 0: none; -1: as much as the heap"
+            + " spares). The same as --opt cache-ram=MiB.")
+    Long cacheRam;
+
     @Spec
     CommandSpec spec;
 
@@ -168,6 +174,9 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (chatTemplateFile != null) {
             options = options.withOpt("chat-template-file", chatTemplateFile.toAbsolutePath().toString());
+        }
+        if (cacheRam != null) {
+            options = options.withOpt("cache-ram", Long.toString(cacheRam));
         }
         if (reranking) {
             if (pooling != null && !pooling.equalsIgnoreCase("rank")) {

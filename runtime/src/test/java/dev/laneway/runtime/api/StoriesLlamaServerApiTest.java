@@ -368,9 +368,10 @@ class StoriesLlamaServerApiTest {
         assertEquals(promptTokens - 1, again.getInt("timings.cache_n"));
         assertEquals(1, again.getInt("timings.prompt_n"));
         assertEquals(first.getString("content"), again.getString("content"));
-        // Erased, stream 1 computes the whole prompt again.
-        assertEquals(promptTokens, post("/completion", prompt + "1}").then().statusCode(200).extract()
-                .jsonPath().getInt("timings.prompt_n"));
+        // Erased, stream 1 computes the prompt again (all but what other conversations kept in memory share with it).
+        int recomputed = post("/completion", prompt + "1}").then().statusCode(200).extract().jsonPath()
+                .getInt("timings.prompt_n");
+        assertTrue(recomputed > promptTokens / 2, recomputed + " of " + promptTokens);
 
         // A save while stream 0 generates waits for the generation and saves what it left.
         String longRequest = "{\"prompt\":\"Once upon a time\",\"n_predict\":120,\"temperature\":0,\"ignore_eos\":true,"
@@ -402,9 +403,12 @@ class StoriesLlamaServerApiTest {
                 org.hamcrest.Matchers.containsString("no stream 5"));
         post("/slots/0?action=compact", "").then().statusCode(400).body("error.param", equalTo("action"));
         post("/completion", prompt + "9}").then().statusCode(400).body("error.param", equalTo("id_slot"));
-        // The failed restore left stream 0 empty, and it serves as before.
-        assertEquals(promptTokens, post("/completion", prompt + "0}").then().statusCode(200).extract().jsonPath()
-                .getInt("timings.prompt_n"));
+        // The failed restore left stream 0 empty, and it serves as before; the prompt it held before the long
+        // generation overwrote it comes back from the host-memory cache (--cache-ram).
+        JsonPath after = post("/completion", prompt + "0}").then().statusCode(200).extract().jsonPath();
+        assertEquals(first.getString("content"), after.getString("content"));
+        assertEquals(promptTokens - 1, after.getInt("timings.cache_n"));
+        assertEquals(1, after.getInt("timings.prompt_n"));
     }
 
     /**

@@ -123,12 +123,13 @@ class StoriesServerTest {
     /**
      * A client's cache salt keeps its prompts to itself: the same chat under another salt (or none) reuses nothing
      * and is told nothing of the other's cache, and under its own salt it reuses what it left. One stream here, so
-     * each request overwrites the last one's cache.
+     * each request overwrites the last one's cache, which the host-memory cache keeps under its salt. A chat no other
+     * test sends: without a salt, it may reuse only what other unsalted chats share with it (the template's start).
      */
     @Test
     void aCacheSaltKeepsPromptCachesApart() {
         String chat = "\"messages\":[{\"role\":\"user\",\"content\":\"" + GOLDEN.get(0).prompt()
-                + "\"}],\"max_tokens\":4,\"temperature\":0";
+                + " Salted.\"}],\"max_tokens\":4,\"temperature\":0";
         int first = post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"alice\"}").then().statusCode(200)
                 .extract().path("usage.prompt_tokens");
         post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"bob\"}").then().statusCode(200)
@@ -136,7 +137,7 @@ class StoriesServerTest {
         post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"bob\"}").then().statusCode(200)
                 .body("usage.prompt_tokens_details.cached_tokens", equalTo(first - 1));
         post("/v1/chat/completions", "{" + chat + "}").then().statusCode(200)
-                .body("usage.prompt_tokens_details.cached_tokens", equalTo(0));
+                .body("usage.prompt_tokens_details.cached_tokens", org.hamcrest.Matchers.lessThan(first / 2));
         post("/completion", "{\"prompt\":\"" + GOLDEN.get(0).prompt() + "\",\"n_predict\":2,"
                 + "\"cache_salt\":\"carol\"}").then().statusCode(200).body("timings.cache_n", equalTo(0));
         post("/v1/chat/completions", "{" + chat + ",\"cache_salt\":\"\"}").then().statusCode(400)
