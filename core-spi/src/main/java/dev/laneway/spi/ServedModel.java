@@ -233,6 +233,11 @@ public interface ServedModel extends AutoCloseable {
         return false;
     }
 
+    /** How much of the KV cache running generations hold now; {@link KvUse#NONE} where the model does not say. */
+    default KvUse kvUse() {
+        return KvUse.NONE;
+    }
+
     /** What its forward steps have run so far; none for a model that has no engine loop to count. */
     default StepCounts steps() {
         return StepCounts.NONE;

@@ -49,6 +49,8 @@ final class EngineLoop implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
     private volatile int busy;
+    /** KV positions the running sequences hold, as of the last step or change of the running set. */
+    private volatile long positionsInUse;
     private volatile int queued;
     /** The sequences of the step being planned or run, and the rows each feeds. */
     private final List<Running> step = new ArrayList<>();
@@ -243,7 +245,7 @@ final class EngineLoop implements AutoCloseable {
             end(waiting.poll(), null, refused);
         }
         queued = 0;
-        busy = running.size();
+        counted();
         tellEnded();
     }
 
@@ -329,7 +331,7 @@ final class EngineLoop implements AutoCloseable {
             }
         }
         queued = waiting.size();
-        busy = running.size();
+        counted();
     }
 
     PromptCache.Stats promptCache() {
@@ -387,13 +389,29 @@ final class EngineLoop implements AutoCloseable {
             }
         }
         step.clear();
+        counted();
+    }
+
+    /** Counts the running sequences and the KV positions they hold, for readers on other threads. */
+    private void counted() {
+        busy = running.size();
+        long positions = 0;
+        for (Running r : running) {
+            positions += r.sequence().position();
+        }
+        positionsInUse = positions;
+    }
+
+    /** KV positions the running sequences hold. */
+    long positionsInUse() {
+        return positionsInUse;
     }
 
     /** A sequence that has ended: its slot is free, and its request learns it once the others have ended too. */
     private void finish(Running r) {
         running.remove(r);
         slots.give(r.sequence().slot());
-        busy = running.size();
+        counted();
         end(r.member(), r.sequence(), null);
     }
 
@@ -402,7 +420,7 @@ final class EngineLoop implements AutoCloseable {
         running.remove(r);
         slots.of(r.sequence().slot()).clear();
         slots.give(r.sequence().slot());
-        busy = running.size();
+        counted();
         end(r.member(), null, cause);
     }
 

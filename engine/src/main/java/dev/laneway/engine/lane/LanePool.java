@@ -303,6 +303,11 @@ public final class LanePool implements AutoCloseable {
         return loop.promptCache();
     }
 
+    /** The KV positions running generations hold, of every stream's context together. */
+    public dev.laneway.spi.KvUse kvUse() {
+        return new dev.laneway.spi.KvUse(loop.positionsInUse(), (long) streams * kind.dims().contextLength());
+    }
+
     /** Generations that are running now. */
     public int busy() {
         return loop.busy();

@@ -179,6 +179,13 @@ public final class RoutedModel implements ServedModel {
         return byDevice.values().stream().map(ServedModel::steps).reduce(StepCounts.NONE, StepCounts::plus);
     }
 
+    /** The KV use of every candidate together. */
+    @Override
+    public dev.laneway.spi.KvUse kvUse() {
+        return byDevice.values().stream().map(ServedModel::kvUse).reduce(dev.laneway.spi.KvUse.NONE,
+                dev.laneway.spi.KvUse::plus);
+    }
+
     /** Every candidate's latest faults, oldest first (each names its device). */
     @Override
     public List<Map<String, Object>> faults() {

@@ -183,6 +183,11 @@ public final class LanewayModel implements ServedModel {
     }
 
     @Override
+    public dev.laneway.spi.KvUse kvUse() {
+        return lanes.kvUse();
+    }
+
+    @Override
     public boolean shiftsContext() {
         return lanes.shiftsContext();
     }

@@ -78,6 +78,40 @@ class EngineLoopTest {
         }
     }
 
+    /**
+     * The KV use a load-aware router reads: a running generation holds its positions (its prompt and the tokens fed
+     * back so far) of every stream's context together, and gives them back when it ends.
+     */
+    @Test
+    void aRunningGenerationHoldsItsPositionsOfTheKvCacheUntilItEnds() throws Exception {
+        try (LanePool pool = pool(2)) {
+            int context = Stories260k.forward().dims().contextLength();
+            assertEquals(new dev.laneway.spi.KvUse(0, 2L * context), pool.kvUse());
+            CountDownLatch atTen = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            List<Integer> ids = new ArrayList<>();
+            CompletableFuture<List<GenerationResult>> run = pool.submit(List.of(greedy(40)), List.of(token -> {
+                ids.add(token.id());
+                if (ids.size() == 10) {
+                    atTen.countDown();
+                    try {
+                        release.await(10, TimeUnit.SECONDS);  // the loop waits here: its counts stand still
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return true;
+            }));
+            assertTrue(atTen.await(10, TimeUnit.SECONDS));
+            long used = pool.kvUse().used();
+            release.countDown();
+            assertTrue(used >= 8 && used <= 11, "the prompt and the tokens fed back: " + used);
+            assertEquals(40, run.get(10, TimeUnit.SECONDS).get(0).generatedTokens());
+            assertEquals(0, pool.kvUse().used(), "an ended generation holds nothing");
+            assertEquals(0.0, pool.kvUse().fraction());
+        }
+    }
+
     @Test
     void aClientThatLeavesFreesItsSlotAtTheNextStep() throws Exception {
         try (LanePool pool = pool(2)) {

@@ -122,12 +122,16 @@ public final class ApiException extends RuntimeException {
 
     /**
      * The wire form for a request to {@code path}: Anthropic's {@code {"type":"error","error":{"type","message"}}}
-     * under {@code /v1/messages}, OpenAI's elsewhere; on llama-server's own paths (those without {@code /v1/}) a
-     * prompt that does not fit has llama-server's type, {@code exceed_context_size_error}.
+     * under {@code /v1/messages}, Ollama's {@code {"error": message}} under {@code /api/}, OpenAI's elsewhere; on
+     * llama-server's own paths (those without {@code /v1/}) a prompt that does not fit has llama-server's type,
+     * {@code exceed_context_size_error}.
      */
     public Object bodyFor(String path) {
         if (path != null && path.startsWith(AnthropicFormat.PATH)) {
             return anthropicBody();
+        }
+        if (path != null && path.startsWith("/api/")) {
+            return java.util.Map.of("error", getMessage());
         }
         if (path != null && !path.startsWith("/v1/") && promptTokens != null) {
             return new ErrorBody(new ErrorBody.Error(getMessage(), "exceed_context_size_error", param, code,

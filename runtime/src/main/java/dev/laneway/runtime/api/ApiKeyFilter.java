@@ -18,8 +18,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Optional;
 
 /**
- * With {@code laneway.api-key} (or {@code laneway.api-key-file}) set, every request but the health checks and the
- * web page's files ({@link WebPage}) must carry {@code Authorization: Bearer KEY}. It runs before any other handler,
+ * With {@code laneway.api-key} (or {@code laneway.api-key-file}) set, every request but the health checks, the
+ * web page's files ({@link WebPage}) and, with {@code laneway.metrics-open}, the metrics must carry {@code Authorization: Bearer KEY}. It runs before any other handler,
  * so metrics and unknown paths are covered too. Keys are compared through their SHA-256 digests in constant time, so
  * neither the content nor the length of the key leaks through timing.
  */
@@ -68,6 +68,10 @@ public class ApiKeyFilter {
     private void check(RoutingContext ctx, byte[] expected) {
         String path = ctx.normalizedPath();
         if (path.equals("/health") || path.equals("/v1/health") || path.equals("/q/health") || path.startsWith("/q/health/")) {
+            ctx.next();
+            return;
+        }
+        if (config.metricsOpen() && (path.equals("/metrics") || path.equals("/q/metrics"))) {
             ctx.next();
             return;
         }

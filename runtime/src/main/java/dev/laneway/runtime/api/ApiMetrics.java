@@ -2,6 +2,7 @@ package dev.laneway.runtime.api;
 
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.GenerationResult;
+import dev.laneway.spi.KvUse;
 import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.StepCounts;
 import io.micrometer.core.instrument.Counter;
@@ -88,6 +89,50 @@ public class ApiMetrics {
                 .description("Requests waiting for a free stream").register(registry);
         Gauge.builder("laneway.streams.busy", admission::running)
                 .description("Generations running now").register(registry);
+        Gauge.builder("laneway.kv.cache.usage", this, m -> m.kvUse().fraction())
+                .description("Fraction of the streams' KV cache positions that running generations hold")
+                .register(registry);
+        // the names a Kubernetes inference gateway's endpoint picker reads, as vLLM exports them
+        Gauge.builder("vllm:num_requests_waiting", admission::queued)
+                .description("Requests waiting for a free stream").register(registry);
+        Gauge.builder("vllm:num_requests_running", admission::running)
+                .description("Generations running now").register(registry);
+        Gauge.builder("vllm:kv_cache_usage_perc", this, m -> m.kvUse().fraction())
+                .description("KV cache usage, 0 to 1").register(registry);
+    }
+
+    /** The served model's KV use now; none while it sleeps or loads. */
+    KvUse kvUse() {
+        return models.model().map(ServedModel::kvUse).orElse(KvUse.NONE);
+    }
+
+    /**
+     * The gauges an inference gateway's endpoint picker reads, under vLLM's names (Prometheus text): requests waiting
+     * and running, the KV cache in use (0 to 1), the cache's shape as {@code vllm:cache_config_info} (its capacity
+     * counted in blocks of {@link #BLOCK} positions, vLLM's default block; the cache here is one contiguous context
+     * per stream, so the block is a unit of count) and the LoRA adapters as {@code vllm:lora_requests_info} (none).
+     */
+    String vllmText() {
+        KvUse kv = kvUse();
+        StringBuilder out = new StringBuilder();
+        gauge(out, "vllm:num_requests_waiting", "Requests waiting for a free stream.", "", admission.queued());
+        gauge(out, "vllm:num_requests_running", "Generations running now.", "", admission.running());
+        gauge(out, "vllm:kv_cache_usage_perc", "KV cache usage, 0 to 1.", "", kv.fraction());
+        gauge(out, "vllm:cache_config_info", "The KV cache's shape.", "{block_size=\"" + BLOCK
+                + "\",num_gpu_blocks=\"" + kv.capacity() / BLOCK + "\"}", 1);
+        gauge(out, "vllm:lora_requests_info", "LoRA adapters running and waiting (none are served).",
+                "{max_lora=\"0\",running_lora_adapters=\"\",waiting_lora_adapters=\"\"}",
+                System.currentTimeMillis() / 1000.0);
+        return out.toString();
+    }
+
+    /** vLLM's default KV block, in positions: the unit of {@code vllm:cache_config_info}'s capacity. */
+    static final int BLOCK = 16;
+
+    private static void gauge(StringBuilder out, String name, String help, String labels, double value) {
+        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(name).append(" gauge\n");
+        out.append(name).append(labels).append(' ').append(value).append('\n');
     }
 
     /**

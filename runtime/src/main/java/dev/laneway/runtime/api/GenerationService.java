@@ -61,6 +61,26 @@ public class GenerationService {
 
     /** {@code /v1/completions}, or llama-server's {@code /completion} ({@code llama}). */
     Answer complete(CompletionRequest request, boolean llama) {
+        return complete(request, (model, params, choiceTexts, promptTokens) -> llama
+                ? new NativeCompletionFormat(model.id(), model.info().contextLength(), params, choiceTexts,
+                request.returnTokens(), request.responseFields(), model.endOfGeneration())
+                : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs()),
+                request.verbose(), model, params, choiceTexts));
+    }
+
+    /** A completion answered in {@code reply}'s format (Ollama's raw generation). */
+    Answer complete(CompletionRequest request, Reply reply) {
+        return complete(request, (model, params, choiceTexts, promptTokens) -> reply.format(model, params,
+                promptTokens));
+    }
+
+    /** A completion's format, from its choices' prompts as the model read them. */
+    @FunctionalInterface
+    private interface CompletionReply {
+        ReplyFormat format(ServedModel model, GenerationParams params, List<String> choiceTexts, int promptTokens);
+    }
+
+    private Answer complete(CompletionRequest request, CompletionReply reply) {
         ServedModel model = modelFor(request.model());
         GenerationParams params = request.params();
         if (!request.textBiases().isEmpty()) {
@@ -91,11 +111,7 @@ public class GenerationService {
             }
         }
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
-        ReplyFormat format = llama
-                ? new NativeCompletionFormat(model.id(), model.info().contextLength(), params, choiceTexts,
-                request.returnTokens(), request.responseFields(), model.endOfGeneration())
-                : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs()),
-                request.verbose(), model, params, choiceTexts);
+        ReplyFormat format = reply.format(model, params, choiceTexts, promptTokens);
         return run(model, route, plans, promptTokens, params, format, AnswerReading.PLAIN);
     }
 
@@ -126,14 +142,14 @@ public class GenerationService {
         }
     }
 
-    /** How a chat request's answer is written: OpenAI's chat completion, or another API's message. */
+    /** The format of a request's answer, made once its model, parameters and prompt are known. */
     @FunctionalInterface
-    interface ChatReply {
+    interface Reply {
         ReplyFormat format(ServedModel model, GenerationParams params, int promptTokens);
     }
 
     /** OpenAI's {@code chat.completion}. */
-    static final ChatReply OPENAI_CHAT = (model, params, promptTokens) -> new ChatFormat(
+    static final Reply OPENAI_CHAT = (model, params, promptTokens) -> new ChatFormat(
             ReplyHeader.fresh("chatcmpl-", model), params.wantsLogprobs());
 
     /** {@code /v1/chat/completions}. */
@@ -142,7 +158,7 @@ public class GenerationService {
     }
 
     /** A chat request, answered in {@code reply}'s format (Anthropic's Messages, OpenAI's Responses). */
-    Answer chat(ChatRequest request, ChatReply reply) {
+    Answer chat(ChatRequest request, Reply reply) {
         ServedModel model = modelFor(request.model());
         Optional<ToolUse> tools = toolUse(model, request);
         GenerationParams params = request.params();
@@ -287,9 +303,20 @@ public class GenerationService {
             models.release();
         } else {
             request.put(HOLDS_MODEL, Boolean.TRUE);
-            request.addEndHandler(done -> models.release());
+            request.addEndHandler(done -> models.release(Optional.ofNullable(request.get(KEEP_ALIVE))));
         }
         return held.get();
+    }
+
+    /**
+     * How long the model is to stay open once the current HTTP request has ended and no other uses it (Ollama's
+     * {@code keep_alive}; negative: until the server stops).
+     */
+    void keepAlive(java.time.Duration keepAlive) {
+        RoutingContext request = currentRequest();
+        if (request != null) {
+            request.put(KEEP_ALIVE, keepAlive);
+        }
     }
 
     /** What the served model is, without waking it: for answers that only describe it. */
@@ -312,6 +339,8 @@ public class GenerationService {
 
     /** The key of a request's mark that it holds the model awake. */
     private static final String HOLDS_MODEL = "laneway.holds-model";
+    /** The key of a request's keep-alive for the model. */
+    private static final String KEEP_ALIVE = "laneway.keep-alive";
 
     private static RoutingContext currentRequest() {
         if (!Arc.container().requestContext().isActive()) {
@@ -333,7 +362,8 @@ public class GenerationService {
             running.set(job);
             admission.submit(job);
             cancelWhenGone(job, request);
-            return new Answer.Stream(frames.frames().onTermination().invoke(job::cancel), route);
+            return new Answer.Stream(frames.frames().onTermination().invoke(job::cancel), route,
+                    format.streamType());
         }
         CompletableFuture<HttpReply> reply = new CompletableFuture<>();
         GenerationJob job = new GenerationJob(model, route, plans, promptTokens, params, reading,
@@ -439,7 +469,8 @@ public class GenerationService {
         record Whole(Uni<HttpReply> reply, Optional<RouteDecision> route) implements Answer {
         }
 
-        record Stream(Multi<byte[]> frames, Optional<RouteDecision> route) implements Answer {
+        /** @param contentType server-sent events, or Ollama's newline-delimited JSON */
+        record Stream(Multi<byte[]> frames, Optional<RouteDecision> route, String contentType) implements Answer {
         }
     }
 }

@@ -26,7 +26,7 @@ final class HttpAnswers {
         if (answer instanceof Answer.Stream stream) {
             RestMulti.SyncRestMulti.Builder<byte[]> builder = RestMulti.fromMultiData(stream.frames())
                     .status(200)
-                    .header("Content-Type", HttpReply.EVENT_STREAM)
+                    .header("Content-Type", stream.contentType())
                     .header("Cache-Control", "no-cache")
                     .header("X-Accel-Buffering", "no");
             answer.route().ifPresent(r -> builder.header(Laya.HEADER, r.describe()));

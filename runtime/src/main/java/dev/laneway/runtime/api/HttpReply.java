@@ -15,6 +15,8 @@ import java.util.Map;
 record HttpReply(int status, Map<String, String> headers, byte[] body) {
     static final String JSON = "application/json; charset=utf-8";
     static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
+    /** Newline-delimited JSON, as Ollama streams. */
+    static final String NDJSON = "application/x-ndjson";
 
     HttpReply {
         headers = Map.copyOf(headers);

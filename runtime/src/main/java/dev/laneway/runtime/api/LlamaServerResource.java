@@ -121,7 +121,10 @@ public class LlamaServerResource {
         return models.list();
     }
 
-    /** llama-server's {@code /metrics}, its {@code llamacpp:} names; 501 unless the server runs with --metrics. */
+    /**
+     * llama-server's {@code /metrics}, its {@code llamacpp:} names, then the gauges an inference gateway reads under
+     * vLLM's names ({@link ApiMetrics#vllmText}); 501 unless the server runs with --metrics (or --metrics-open).
+     */
     @GET
     @Path("metrics")
     public jakarta.ws.rs.core.Response metrics() {
@@ -129,7 +132,7 @@ public class LlamaServerResource {
             throw ApiException.http(501, "not_supported", "llama-server's /metrics is off; start the server with"
                     + " --metrics (Laneway's own metrics are under /q/metrics)");
         }
-        return jakarta.ws.rs.core.Response.ok(metrics.llamaServerText())
+        return jakarta.ws.rs.core.Response.ok(metrics.llamaServerText() + metrics.vllmText())
                 .header("Content-Type", "text/plain; version=0.0.4")
                 .header("Process-Start-Time-Unix", STARTED)
                 .build();

@@ -6,6 +6,14 @@ import java.util.Optional;
 /** How an endpoint spells its responses and stream chunks; one instance per request. */
 interface ReplyFormat {
 
+    /**
+     * The Content-Type of a stream: server-sent events, or Ollama's newline-delimited JSON ({@link HttpReply#NDJSON}),
+     * each chunk a line.
+     */
+    default String streamType() {
+        return HttpReply.EVENT_STREAM;
+    }
+
     /** Whether a stream ends with {@code data: [DONE]} (OpenAI's streams do). */
     default boolean endsWithDone() {
         return true;

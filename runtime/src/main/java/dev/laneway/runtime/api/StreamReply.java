@@ -11,7 +11,8 @@ import java.util.Map;
 import java.util.concurrent.Flow;
 
 /**
- * Writes a request's output as server-sent events: {@code data: {json}\n\n} per chunk, then {@code data: [DONE]}.
+ * Writes a request's output as server-sent events: {@code data: {json}\n\n} per chunk, then {@code data: [DONE]}
+ * (or, for a format that streams newline-delimited JSON, a line per chunk).
  * A failure ends the stream with one {@code data: {"error":...}} event and no {@code [DONE]}. Asked for, every chunk of
  * text carries the choice's running {@code timings}, and the prompt's progress comes as chunks of its own with
  * {@code prompt_progress}, as llama-server streams them.
@@ -112,6 +113,13 @@ final class StreamReply implements ReplySink {
     }
 
     private void send(Object chunk) {
+        if (format.streamType().equals(HttpReply.NDJSON)) {
+            byte[] json = HttpReply.write(chunk, mapper);
+            byte[] line = java.util.Arrays.copyOf(json, json.length + 1);
+            line[json.length] = '\n';
+            out.onNext(line);
+            return;
+        }
         if (chunk instanceof SseEvents events) {
             for (SseEvents.Event e : events.events()) {
                 out.onNext(named(e.name(), HttpReply.write(e.data(), mapper)));

@@ -99,6 +99,10 @@ final class ServeCommand implements Callable<Integer> {
             + " always at /q/metrics).")
     boolean metricsEndpoint;
 
+    @Option(names = "--metrics-open", description = "Serve /metrics (as --metrics) and let the metrics (/metrics,"
+            + " /q/metrics) be read without the API key, for scrapers inside a cluster; everything else still needs it.")
+    boolean metricsOpen;
+
     @Option(names = "--verbose", description = "Add llama-server's __verbose to each whole chat and completion answer:"
             + " the prompt as the model read it, the sampling used, how it stopped.")
     boolean verbose;
@@ -304,8 +308,11 @@ final class ServeCommand implements Callable<Integer> {
         if (reasoning != null) {
             settings.put("laneway.reasoning", reasoning);
         }
-        if (metricsEndpoint) {
+        if (metricsEndpoint || metricsOpen) {
             settings.put("laneway.metrics-endpoint", "true");
+        }
+        if (metricsOpen) {
+            settings.put("laneway.metrics-open", "true");
         }
         if (noSlots) {
             settings.put("laneway.slots-endpoint", "false");

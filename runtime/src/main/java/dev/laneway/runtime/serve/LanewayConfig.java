@@ -81,6 +81,14 @@ public interface LanewayConfig {
     boolean metricsEndpoint();
 
     /**
+     * Whether the metrics ({@code /metrics} and {@code /q/metrics}) answer without the API key ({@code --metrics-open}),
+     * for scrapers inside a cluster; everything else still needs it.
+     */
+    @WithName("metrics-open")
+    @WithDefault("false")
+    boolean metricsOpen();
+
+    /**
      * Whether a whole OpenAI chat or completion answer also carries llama-server's {@code __verbose}: its
      * {@code /completion} object for the first choice, with the prompt as the model read it ({@code --verbose}).
      */

@@ -14,6 +14,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>With {@code laneway.sleep-idle-seconds}, a model that no request has used for that long is closed, giving its
  * memory back, and opened again by the next request that needs it. A request holds the model awake from its first use
  * to its end ({@link #acquire}, {@link #release}); what only describes the model ({@link #description}) does not wake
- * it.
+ * it. A request may set how long the model stays open after it ends (Ollama's {@code keep_alive}): zero closes it as
+ * soon as no request uses it, a negative time keeps it open; the last request to end decides.
  */
 @ApplicationScoped
 public class ModelService {
@@ -60,6 +62,8 @@ public class ModelService {
     private int users;
     /** When the last of them ended (System.nanoTime()); guarded by this. */
     private long idleSince;
+    /** How long the model stays open once idle, as the last request to end asked; null: the server's setting. */
+    private Duration keepAlive;
     private ScheduledExecutorService sleeper;
     private final AtomicLong sleeps = new AtomicLong();
     private final AtomicLong wakes = new AtomicLong();
@@ -72,19 +76,18 @@ public class ModelService {
         Thread loader = new Thread(this::load, "laneway-model-loader");
         loader.setDaemon(true);
         loader.start();
-        config.sleepIdleSeconds().ifPresent(seconds -> {
-            if (seconds < 1) {
-                fail(ExitCodes.USAGE, "laneway.sleep-idle-seconds must be at least 1, was " + seconds);
-                return;
-            }
-            sleeper = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "laneway-model-sleeper");
-                t.setDaemon(true);
-                return t;
-            });
-            long period = Math.min(250, seconds * 1000L / 4);
-            sleeper.scheduleWithFixedDelay(() -> sleepIfIdle(seconds), period, period, TimeUnit.MILLISECONDS);
+        if (config.sleepIdleSeconds().isPresent() && config.sleepIdleSeconds().get() < 1) {
+            fail(ExitCodes.USAGE, "laneway.sleep-idle-seconds must be at least 1, was "
+                    + config.sleepIdleSeconds().get());
+            return;
+        }
+        sleeper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "laneway-model-sleeper");
+            t.setDaemon(true);
+            return t;
         });
+        long period = config.sleepIdleSeconds().map(seconds -> Math.min(250, seconds * 1000L / 4)).orElse(250L);
+        sleeper.scheduleWithFixedDelay(this::sleepIfIdle, period, period, TimeUnit.MILLISECONDS);
     }
 
     /** The server is stopping: readiness goes down at once, so that load balancers send nothing more. */
@@ -148,11 +151,30 @@ public class ModelService {
         return Optional.of(model);
     }
 
-    /** A request that {@link #acquire acquired} the model has ended. */
+    /** A user that {@link #acquire acquired} the model has ended, leaving the keep-alive as it was. */
     public synchronized void release() {
         if (--users == 0) {
             idleSince = System.nanoTime();
+            sleepIfIdle();
         }
+    }
+
+    /**
+     * A request that {@link #acquire acquired} the model has ended, asking that the model stay open for
+     * {@code keepAlive} once idle (negative: until the server stops); empty: as the server was started.
+     */
+    public synchronized void release(Optional<Duration> keepAlive) {
+        this.keepAlive = keepAlive.orElse(null);
+        release();
+    }
+
+    /**
+     * Ollama's unloading request: the model closes now if no request uses it, or else when the last one ends (unless a
+     * later request asks otherwise).
+     */
+    public synchronized void unload() {
+        keepAlive = Duration.ZERO;
+        sleepIfIdle();
     }
 
     private void wake() {
@@ -174,9 +196,30 @@ public class ModelService {
         }
     }
 
-    /** Closes the model when no request has used it for {@code seconds}. */
-    private synchronized void sleepIfIdle(int seconds) {
-        if (state != State.READY || users > 0 || System.nanoTime() - idleSince < seconds * 1_000_000_000L) {
+    /**
+     * When the open model will close if no request comes: empty while it is never to close. A model in use is
+     * given its keep-alive from now.
+     */
+    public synchronized Optional<java.time.Instant> expiresAt() {
+        Duration limit = idleLimit();
+        if (limit.isNegative()) {
+            return Optional.empty();
+        }
+        long idle = users > 0 ? 0 : System.nanoTime() - idleSince;
+        return Optional.of(java.time.Instant.now().plusNanos(Math.max(0, limit.toNanos() - idle)));
+    }
+
+    /** How long the model stays open once idle; negative: until the server stops. */
+    private Duration idleLimit() {
+        return keepAlive != null ? keepAlive
+                : config.sleepIdleSeconds().map(Duration::ofSeconds).orElse(Duration.ofSeconds(-1));
+    }
+
+    /** Closes the model when no request has used it for as long as it is to be kept open. */
+    private synchronized void sleepIfIdle() {
+        Duration limit = idleLimit();
+        if (limit.isNegative() || state != State.READY || users > 0
+                || System.nanoTime() - idleSince < limit.toNanos()) {
             return;
         }
         ServedModel m = model;
@@ -185,8 +228,8 @@ public class ModelService {
         state = State.SLEEPING;
         m.close();
         sleeps.incrementAndGet();
-        LOG.infof("model '%s' sleeps after %d s idle: closed, its memory given back until a request needs it",
-                m.id(), seconds);
+        LOG.infof("model '%s' sleeps after %d ms idle: closed, its memory given back until a request needs it",
+                m.id(), limit.toMillis());
     }
 
     /**

@@ -10,8 +10,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test tool: runs the scripts of {@code src/test/node} with Node, installing the pinned OpenAI and Anthropic SDKs
- * with npm into {@code target/node-sdk} once. Node and npm must be installed; their absence fails the test.
+ * A test tool: runs the scripts of {@code src/test/node} with Node, installing the pinned OpenAI, Anthropic and Ollama
+ * clients with npm into {@code target/node-sdk} once. Node and npm must be installed; their absence fails the test.
  */
 final class NodeSdk {
     private static final Path SOURCES = Path.of("src", "test", "node");
@@ -58,19 +58,31 @@ final class NodeSdk {
         return exec(List.of("node", "openai-embeddings.mjs", baseUrl, model, inputs), Map.of(), 120);
     }
 
+    /**
+     * Runs {@code ollama-sdk.mjs} against the server at {@code host}: a prompt, a prompt that makes the model call a
+     * tool, the tool's result, a prompt whose answer is JSON, and the model's id.
+     */
+    static Run ollama(String host, String prompt, String calling, String result, String jsonPrompt, String model)
+            throws IOException, InterruptedException {
+        install();
+        return exec(List.of("node", "ollama-sdk.mjs", host, prompt, calling, result, jsonPrompt, model), Map.of(),
+                120);
+    }
+
     private static synchronized void install() throws IOException, InterruptedException {
         Files.createDirectories(WORK);
         for (String file : List.of("package.json", "openai-sdk.mjs", "openai-tools.mjs", "anthropic-sdk.mjs",
-                "openai-responses.mjs", "openai-embeddings.mjs")) {
+                "openai-responses.mjs", "openai-embeddings.mjs", "ollama-sdk.mjs")) {
             Files.copy(SOURCES.resolve(file), WORK.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
         if (Files.isDirectory(WORK.resolve("node_modules").resolve("openai"))
-                && Files.isDirectory(WORK.resolve("node_modules").resolve("@anthropic-ai").resolve("sdk"))) {
+                && Files.isDirectory(WORK.resolve("node_modules").resolve("@anthropic-ai").resolve("sdk"))
+                && Files.isDirectory(WORK.resolve("node_modules").resolve("ollama"))) {
             return;
         }
         Run npm = exec(List.of("npm", "install", "--no-audit", "--no-fund", "--loglevel=error"), Map.of(), 300);
         if (npm.exitCode() != 0) {
-            throw new AssertionError("npm install of the OpenAI and Anthropic SDKs failed:\n" + npm.output());
+            throw new AssertionError("npm install of the OpenAI, Anthropic and Ollama clients failed:\n" + npm.output());
         }
     }
 

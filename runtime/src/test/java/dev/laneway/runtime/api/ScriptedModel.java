@@ -44,6 +44,8 @@ public final class ScriptedModel implements ServedModel {
 
     static final BlockingQueue<GenerationResult> FINISHED = new LinkedBlockingQueue<>();
     static volatile CountDownLatch hold = new CountDownLatch(0);
+    /** KV positions the running generations hold: each its prompt and the tokens it has generated. */
+    static final java.util.concurrent.atomic.AtomicLong HELD = new java.util.concurrent.atomic.AtomicLong();
     /** Work the model goes on doing after it opens: none, unless a test holds it. */
     static volatile CountDownLatch background = new CountDownLatch(0);
 
@@ -158,6 +160,7 @@ public final class ScriptedModel implements ServedModel {
         String prompt = detokenize(request.prompt());
         int generated = 0;
         FinishReason finish = FinishReason.END_OF_TEXT;
+        HELD.addAndGet(request.promptLength());
         try {
             List<Integer> script = script(prompt);
             for (int i = 0; ; i++) {
@@ -171,6 +174,7 @@ public final class ScriptedModel implements ServedModel {
                 }
                 pace(prompt);
                 generated++;
+                HELD.incrementAndGet();
                 if (!sink.accept(token(id, request))) {
                     finish = FinishReason.STOPPED;
                     break;
@@ -180,6 +184,7 @@ public final class ScriptedModel implements ServedModel {
                 }
             }
         } finally {
+            HELD.addAndGet(-(request.promptLength() + generated));
             FINISHED.add(new GenerationResult(finish, request.promptLength(), generated, 1_000_000,
                     1_000_000L * generated));
         }
@@ -235,6 +240,12 @@ public final class ScriptedModel implements ServedModel {
             top.add(new GeneratedToken.TokenLogprob((id + k) % 256, LOGPROB - k * 0.5f));
         }
         return new GeneratedToken(id, LOGPROB, top);
+    }
+
+    /** One stream of {@link #CONTEXT} positions. */
+    @Override
+    public dev.laneway.spi.KvUse kvUse() {
+        return new dev.laneway.spi.KvUse(HELD.get(), CONTEXT);
     }
 
     @Override

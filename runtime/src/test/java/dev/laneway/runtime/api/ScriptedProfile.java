@@ -5,11 +5,12 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import java.util.Map;
 import java.util.Set;
 
-/** The server with a {@link ScriptedModel}: one stream, one request may wait. */
+/** The server with a {@link ScriptedModel}: one stream, one request may wait; the metrics at /metrics too. */
 public class ScriptedProfile implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-        return Map.of("laneway.model", "scripted", "laneway.streams", "1", "laneway.queue.max", "1");
+        return Map.of("laneway.model", "scripted", "laneway.streams", "1", "laneway.queue.max", "1",
+                "laneway.metrics-endpoint", "true");
     }
 
     @Override
@@ -32,5 +33,20 @@ public class ScriptedProfile implements QuarkusTestProfile {
             return Map.of("laneway.model", "scripted", "laneway.streams", "1", "laneway.queue.max", "1",
                     "scripted.routed", "true");
         }
+    }
+
+    /** The same server with an API key and {@code --metrics-open}: the metrics answer without the key. */
+    public static class OpenMetrics extends ScriptedProfile {
+        static final String KEY = "sk-scripted-key";
+
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("laneway.model", "scripted", "laneway.api-key", KEY, "laneway.metrics-endpoint", "true",
+                    "laneway.metrics-open", "true");
+        }
+    }
+
+    /** The same server, started afresh for tests that read its whole state. */
+    public static class Fresh extends ScriptedProfile {
     }
 }

@@ -80,25 +80,7 @@ class StoriesLlamaServerApiTest {
                         + "\"input\":\"Tell me a story\"}", "output_text"},
                 new String[]{"/v1/chat/completions", "{\"max_tokens\":12,\"temperature\":0," + chat + "}",
                         "choices[0].message.content"});
-        List<String> alone = new ArrayList<>();
-        for (String[] r : requests) {
-            alone.add(post(r[0], r[1]).then().statusCode(200).extract().jsonPath().getString(r[2]));
-        }
-        ExecutorService clients = Executors.newFixedThreadPool(6);
-        try {
-            List<Future<String>> answers = new ArrayList<>();
-            for (int i = 0; i < 6; i++) {
-                String[] r = requests.get(i % requests.size());
-                answers.add(clients.submit(() -> post(r[0], r[1]).then().statusCode(200).extract().jsonPath()
-                        .getString(r[2])));
-            }
-            for (int i = 0; i < answers.size(); i++) {
-                assertEquals(alone.get(i % requests.size()), answers.get(i).get(), requests.get(i % 4)[0]);
-            }
-        } finally {
-            clients.shutdownNow();
-        }
-        assertFalse(alone.contains(null) || alone.contains(""), alone.toString());
+        StoriesServerTest.assertAnswersAtOnceAsAlone(requests, 6);
     }
 
     /**

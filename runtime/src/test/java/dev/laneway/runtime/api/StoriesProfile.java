@@ -150,4 +150,5 @@ public class StoriesProfile implements QuarkusTestProfile {
             return config;
         }
     }
+
 }

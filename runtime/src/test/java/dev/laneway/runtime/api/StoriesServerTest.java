@@ -57,6 +57,33 @@ class StoriesServerTest {
         return given().contentType("application/json").body(json).post(path);
     }
 
+    /**
+     * Each request ({path, body, JSON path of its text}) sent alone, then {@code clients} of them at once, in turn:
+     * each answer is the one its request got alone, and none is empty.
+     */
+    static void assertAnswersAtOnceAsAlone(List<String[]> requests, int clients) throws Exception {
+        java.util.List<String> alone = new java.util.ArrayList<>();
+        for (String[] r : requests) {
+            alone.add(post(r[0], r[1]).then().statusCode(200).extract().jsonPath().getString(r[2]));
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(clients);
+        try {
+            java.util.List<java.util.concurrent.Future<String>> answers = new java.util.ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                String[] r = requests.get(i % requests.size());
+                answers.add(pool.submit(() -> post(r[0], r[1]).then().statusCode(200).extract().jsonPath()
+                        .getString(r[2])));
+            }
+            for (int i = 0; i < answers.size(); i++) {
+                String[] r = requests.get(i % requests.size());
+                assertEquals(alone.get(i % requests.size()), answers.get(i).get(), r[0]);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertFalse(alone.contains(null) || alone.contains(""), alone.toString());
+    }
+
     static String quoted(String text) {
         return '"' + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
     }

@@ -46,6 +46,54 @@ class StoriesSleepTest {
     }
 
     /**
+     * Ollama's {@code keep_alive}: -1 keeps the model open past the server's idle time; an empty generation with 0
+     * closes it at once ({@code done_reason} unload, and {@code /api/ps} lists nothing); the next request opens it
+     * with the same answer; a request without it goes back to the server's idle time. A request that asks to close
+     * the model while others run closes it only once they have ended, with their answers whole.
+     */
+    @Test
+    void ollamasKeepAliveKeepsOrClosesTheModel() throws Exception {
+        String chat = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story\"}],\"stream\":false,"
+                + "\"options\":{\"temperature\":0,\"num_predict\":16}";
+        String answer = post("/api/chat", chat + ",\"keep_alive\":-1}").then().statusCode(200).extract()
+                .path("message.content");
+        Thread.sleep(2500);
+        assertFalse(sleeping(), "keep_alive -1 keeps the model open past the server's idle second");
+        given().get("/api/ps").then().statusCode(200).body("models", org.hamcrest.Matchers.hasSize(1))
+                .body("models[0].expires_at", org.hamcrest.Matchers.nullValue());
+
+        post("/api/generate", "{\"prompt\":\"\",\"keep_alive\":0}").then().statusCode(200)
+                .body("done_reason", equalTo("unload"));
+        assertTrue(sleeping(), "keep_alive 0 closes the idle model at once");
+        given().get("/api/ps").then().statusCode(200).body("models", org.hamcrest.Matchers.hasSize(0));
+        given().get("/api/tags").then().statusCode(200).body("models", org.hamcrest.Matchers.hasSize(1));
+
+        assertEquals(answer, post("/api/chat", chat + ",\"keep_alive\":\"1m\"}").then().statusCode(200).extract()
+                .path("message.content"));
+        assertFalse(sleeping());
+        given().get("/api/ps").then().body("models[0].expires_at", org.hamcrest.Matchers.notNullValue());
+        post("/api/generate", "{\"prompt\":\"\"}").then().statusCode(200).body("done_reason", equalTo("load"));
+        awaitSleep();  // without keep_alive, the server's idle second again
+
+        ExecutorService clients = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<String>> answers = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                String keep = i == 0 ? ",\"keep_alive\":0}" : ",\"keep_alive\":-1}";
+                answers.add(clients.submit(() -> post("/api/chat", chat + keep).then().statusCode(200).extract()
+                        .<String>path("message.content")));
+            }
+            for (Future<String> a : answers) {
+                assertEquals(answer, a.get());
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        post("/api/generate", "{\"prompt\":\"\",\"keep_alive\":0}").then().statusCode(200);
+        assertTrue(sleeping());
+    }
+
+    /**
      * Asleep, the model is still described and the server is healthy and ready; several clients at once wake it and
      * each gets the answer the awake model gave; the engine's counts go on across the sleep.
      */
