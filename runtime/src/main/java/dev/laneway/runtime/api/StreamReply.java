@@ -23,6 +23,8 @@ final class StreamReply implements ReplySink {
     private static final byte[] DONE = frame("[DONE]".getBytes(StandardCharsets.US_ASCII));
 
     private final ReplyFormat format;
+    /** Whether each chunk is a line of newline-delimited JSON rather than a server-sent event. */
+    private final boolean lines;
     private final Flow.Subscriber<byte[]> out;
     private final boolean includeUsage;
     private final boolean timingsPerToken;
@@ -32,6 +34,7 @@ final class StreamReply implements ReplySink {
 
     StreamReply(ReplyFormat format, Flow.Subscriber<byte[]> out, GenerationParams params, ObjectMapper mapper) {
         this.format = format;
+        this.lines = format.streamType().equals(HttpReply.NDJSON);
         this.out = out;
         this.includeUsage = params.includeUsage();
         this.timingsPerToken = params.timingsPerToken();
@@ -113,7 +116,7 @@ final class StreamReply implements ReplySink {
     }
 
     private void send(Object chunk) {
-        if (format.streamType().equals(HttpReply.NDJSON)) {
+        if (lines) {
             byte[] json = HttpReply.write(chunk, mapper);
             byte[] line = java.util.Arrays.copyOf(json, json.length + 1);
             line[json.length] = '\n';
