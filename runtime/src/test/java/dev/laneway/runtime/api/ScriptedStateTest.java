@@ -79,7 +79,7 @@ class ScriptedStateTest {
         ExecutorService clients = Executors.newFixedThreadPool(2);
         try {
             Future<Integer> running = clients.submit(() -> post("/v1/completions",
-                    "{\"prompt\":\"forever:\",\"max_tokens\":1500}").statusCode());
+                    "{\"prompt\":\"forever:\",\"max_tokens\":4000}").statusCode());
             awaitGauge("vllm:num_requests_running", 1);
             Future<Integer> waiting = clients.submit(() -> post("/v1/completions",
                     "{\"prompt\":\"say:next\"}").statusCode());
@@ -147,7 +147,7 @@ class ScriptedStateTest {
     }
 
     private static void awaitGauge(String name, double value) throws InterruptedException {
-        for (int i = 0; i < 500; i++) {
+        for (int i = 0; i < 1000; i++) {
             Sample s = prometheus(given().get("/metrics").asString()).get(name);
             if (s != null && s.value() == value) {
                 return;
