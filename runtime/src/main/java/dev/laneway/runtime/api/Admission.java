@@ -1,7 +1,9 @@
 package dev.laneway.runtime.api;
 
 import dev.laneway.runtime.serve.LanewayConfig;
+import dev.laneway.runtime.serve.ManagedModel;
 import dev.laneway.runtime.serve.ModelService;
+import dev.laneway.spi.ServedModel;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.annotation.PostConstruct;
@@ -12,15 +14,18 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 
 /**
- * The server's one admission gate: {@code laneway.streams} requests generating and {@code laneway.queue.max} more
- * waiting, at most; one more is refused at once (503 with {@code Retry-After}), so that the client can retry elsewhere
- * or later. An admitted request goes straight from the HTTP thread to the served model's engine loop, whose line it
- * waits in for a free stream; the request leaves the gate when its generations have ended.
+ * The server's admission gate, a line per model: its streams' worth of requests generating and
+ * {@code laneway.queue.max} more waiting, at most; one more is refused at once (503 with {@code Retry-After}), so that
+ * the client can retry elsewhere or later. An admitted request goes straight from the HTTP thread to its model's engine
+ * loop, whose line it waits in for a free stream; the request leaves the gate when its generations have ended, and
+ * holds its model loaded until then.
  *
  * <p>When the server is told to stop, the gate drains: readiness goes down and new requests are refused at once (503
  * with {@code Retry-After}), the admitted ones get {@code laneway.shutdown.grace-seconds} to finish, and those still
@@ -36,8 +41,11 @@ public class Admission {
     @Inject
     ModelService models;
 
-    /** What the gate admits: work on the served model that can be asked to stop, and says when it has ended. */
+    /** What the gate admits: work on a served model that can be asked to stop, and says when it has ended. */
     interface Job {
+        /** The model the work runs on. */
+        ServedModel model();
+
         /** Hands the work to the model and returns; {@code onEnd} runs once it has ended, whatever the outcome. */
         void start(Runnable onEnd);
 
@@ -51,8 +59,19 @@ public class Admission {
     /** How long ended jobs get to tell their clients. */
     private static final Duration END_WAIT = Duration.ofSeconds(5);
 
+    /** One model's line: its streams, and the permits of the requests it admits (streams and queue). */
+    private record Line(int streams, Semaphore admitted, Set<Job> jobs) {
+        int queued() {
+            return Math.max(0, jobs.size() - streams);
+        }
+
+        int running() {
+            return Math.min(jobs.size(), streams);
+        }
+    }
+
     private final Set<Job> jobs = ConcurrentHashMap.newKeySet();
-    private Semaphore admitted;
+    private final Map<String, Line> lines = new ConcurrentHashMap<>();
     private int streams;
     private int queueMax;
     private volatile boolean stopping;
@@ -62,7 +81,7 @@ public class Admission {
         start(config.streams(), config.queue().max());
     }
 
-    /** Admits {@code streams} requests and {@code queueMax} more that wait. */
+    /** Admits, per model, {@code streams} requests (unless the model has its own) and {@code queueMax} more. */
     void start(int streams, int queueMax) {
         if (streams < 1 || queueMax < 0) {
             throw new IllegalStateException("laneway.streams must be at least 1 and laneway.queue.max at least 0, were "
@@ -70,7 +89,6 @@ public class Admission {
         }
         this.streams = streams;
         this.queueMax = queueMax;
-        admitted = new Semaphore(streams + queueMax);
     }
 
     /**
@@ -140,33 +158,51 @@ public class Admission {
         if (stopping) {
             throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
         }
-        if (!admitted.tryAcquire()) {
-            throw ApiException.overloaded("all " + streams + " streams are busy and " + queueMax
-                    + " requests are already waiting; retry later");
+        // held until the job ends, which may be after its HTTP request has (a client that went away)
+        Optional<ManagedModel> held = models.hold(job.model());
+        Line line = lines.computeIfAbsent(held.map(ManagedModel::id).orElse(""), id -> {
+            int n = held.map(m -> m.spec().options().streams()).orElse(streams);
+            return new Line(n, new Semaphore(n + queueMax), ConcurrentHashMap.newKeySet());
+        });
+        if (!line.admitted().tryAcquire()) {
+            held.ifPresent(ManagedModel::release);
+            throw ApiException.overloaded("all " + line.streams() + " streams" + held.map(m -> " of " + m.id())
+                    .orElse("") + " are busy and " + queueMax + " requests are already waiting; retry later");
         }
         if (stopping) {
-            admitted.release();
+            line.admitted().release();
+            held.ifPresent(ManagedModel::release);
             throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
         }
         jobs.add(job);
-        // held until the job ends, which may be after its HTTP request has (a client that went away)
-        boolean holds = models.acquire().isPresent();
+        line.jobs().add(job);
         job.start(() -> {
             jobs.remove(job);
-            admitted.release();
-            if (holds) {
-                models.release();
-            }
+            line.jobs().remove(job);
+            line.admitted().release();
+            held.ifPresent(ManagedModel::release);
         });
     }
 
-    /** Requests admitted beyond the streams: waiting for one. */
+    /** Requests admitted beyond the streams: waiting for one, over every model. */
     public int queued() {
-        return Math.max(0, jobs.size() - streams);
+        return lines.values().stream().mapToInt(Line::queued).sum();
     }
 
-    /** Requests generating now: as many as are admitted, up to the streams. */
+    /** Requests generating now: as many as are admitted, up to the streams, over every model. */
     public int running() {
-        return Math.min(jobs.size(), streams);
+        return lines.values().stream().mapToInt(Line::running).sum();
+    }
+
+    /** Requests of model {@code id} waiting for a stream. */
+    public int queued(String id) {
+        Line line = lines.get(id);
+        return line == null ? 0 : line.queued();
+    }
+
+    /** Requests of model {@code id} generating now. */
+    public int running(String id) {
+        Line line = lines.get(id);
+        return line == null ? 0 : line.running();
     }
 }

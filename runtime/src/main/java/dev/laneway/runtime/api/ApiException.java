@@ -57,9 +57,10 @@ public final class ApiException extends RuntimeException {
     }
 
     /** 404: the request names a model this server does not serve. */
-    public static ApiException modelNotFound(String requested, String served) {
+    public static ApiException modelNotFound(String requested, java.util.List<String> served) {
         return new ApiException(404, "invalid_request_error", "model_not_found", "model",
-                "the model '" + requested + "' does not exist; this server serves '" + served + "'",
+                "the model '" + requested + "' does not exist; this server serves '" + String.join("', '", served)
+                        + "'",
                 OptionalInt.empty());
     }
 

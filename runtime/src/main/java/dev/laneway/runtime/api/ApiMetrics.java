@@ -1,5 +1,6 @@
 package dev.laneway.runtime.api;
 
+import dev.laneway.runtime.serve.ManagedModel;
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.GenerationResult;
 import dev.laneway.spi.KvUse;
@@ -9,10 +10,14 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
+import io.quarkus.runtime.StartupEvent;
 import jakarta.annotation.PostConstruct;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 
 import java.time.Duration;
@@ -80,11 +85,6 @@ public class ApiMetrics {
         FunctionCounter.builder("laneway.engine.step.tokens", this, m -> m.steps().tokens())
                 .description("Rows those steps computed (prompt and generated tokens), summed over them")
                 .register(registry);
-        FunctionCounter.builder("laneway.model.sleeps", models, ModelService::sleeps)
-                .description("Times the model was closed after its idle time (--sleep-idle-seconds)")
-                .register(registry);
-        FunctionCounter.builder("laneway.model.wakes", models, ModelService::wakes)
-                .description("Times a request opened the sleeping model again").register(registry);
         Gauge.builder("laneway.queue.depth", admission::queued)
                 .description("Requests waiting for a free stream").register(registry);
         Gauge.builder("laneway.streams.busy", admission::running)
@@ -101,9 +101,32 @@ public class ApiMetrics {
                 .description("KV cache usage, 0 to 1").register(registry);
     }
 
-    /** The served model's KV use now; none while it sleeps or loads. */
+    /** Each model's metrics, with the model's id as their {@code model} label, once the models are known. */
+    void registerModels(@Observes @Priority(jakarta.interceptor.Interceptor.Priority.APPLICATION + 1000)
+                        StartupEvent event) {
+        for (ManagedModel m : models.models()) {
+            Tags tags = Tags.of("model", m.id());
+            FunctionCounter.builder("laneway.model.loads", m, ManagedModel::loads).tags(tags)
+                    .description("Times the model was loaded").register(registry);
+            FunctionCounter.builder("laneway.model.unloads", m, ManagedModel::unloads).tags(tags)
+                    .description("Times the model was unloaded: idle past its keep-alive, asked, or to make room")
+                    .register(registry);
+            Gauge.builder("laneway.model.loaded", m, x -> x.state() == ManagedModel.State.LOADED ? 1 : 0).tags(tags)
+                    .description("Whether the model is loaded (1) or not (0)").register(registry);
+            Gauge.builder("laneway.model.requests.running", admission, a -> a.running(m.id())).tags(tags)
+                    .description("The model's generations running now").register(registry);
+            Gauge.builder("laneway.model.requests.waiting", admission, a -> a.queued(m.id())).tags(tags)
+                    .description("The model's requests waiting for a stream").register(registry);
+        }
+    }
+
+    /** The loaded models' KV use now, summed; none while none is loaded. */
     KvUse kvUse() {
-        return models.model().map(ServedModel::kvUse).orElse(KvUse.NONE);
+        KvUse sum = KvUse.NONE;
+        for (ManagedModel m : models.models()) {
+            sum = sum.plus(m.model().map(ServedModel::kvUse).orElse(KvUse.NONE));
+        }
+        return sum;
     }
 
     /**

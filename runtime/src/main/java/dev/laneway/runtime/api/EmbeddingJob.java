@@ -74,6 +74,11 @@ final class EmbeddingJob implements Admission.Job {
     }
 
     @Override
+    public ServedModel model() {
+        return model;
+    }
+
+    @Override
     public void start(Runnable onEnd) {
         TokenSink consumer = new TokenSink() {
             @Override

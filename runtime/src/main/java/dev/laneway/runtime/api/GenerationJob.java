@@ -55,6 +55,11 @@ final class GenerationJob implements Admission.Job {
     }
 
     @Override
+    public ServedModel model() {
+        return model;
+    }
+
+    @Override
     public void cancel() {
         cancelled.set(true);
     }

@@ -1,6 +1,7 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.laneway.runtime.serve.ManagedModel;
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.ChatMessage;
 import dev.laneway.spi.GenerationRequest;
@@ -271,41 +272,68 @@ public class GenerationService {
         }
     }
 
-    /** The served model, when it is ready and is the one asked for (by its id or another of its aliases). */
+    /** The model a request names (the default one when it names none), loaded and held for the request. */
     ServedModel modelFor(Optional<String> requested) {
-        requested.ifPresent(this::checkName);
-        return readyModel();
-    }
-
-    /** A request names the served model: by any of its aliases, or by any name with {@code --accept-any-model}. */
-    void checkName(String requested) {
-        ModelService.Description model = describedModel();
-        if (!requested.equals(model.id()) && !config.alias().orElse(List.of()).contains(requested)
-                && !config.acceptAnyModel()) {
-            throw ApiException.modelNotFound(requested, model.id());
-        }
+        return readyModel(managed(requested));
     }
 
     /**
-     * The served model for work: opened again first if it sleeps, and held awake until the HTTP request that asks
-     * for it has ended (its answer sent or its connection closed).
+     * The model a request names, by any of its names, without loading it; the default model when it names none, or
+     * names another with {@code --accept-any-model}.
+     *
+     * @throws ApiException 404 naming the models served, or 503 while the server starts or stops
      */
-    ServedModel readyModel() {
+    ManagedModel managed(Optional<String> requested) {
+        switch (models.state()) {
+            case LOADING -> throw ApiException.notReady("the model is loading; retry shortly");
+            case FAILED -> throw ApiException.notReady("the model failed to load");
+            case DRAINING -> throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
+            case READY -> { }
+        }
+        Optional<ManagedModel> named = requested.flatMap(models::find);
+        if (named.isPresent()) {
+            return named.get();
+        }
+        if (requested.isPresent() && !config.acceptAnyModel()) {
+            throw ApiException.modelNotFound(requested.get(), models.models().stream().map(ManagedModel::id).toList());
+        }
+        return models.defaultModel().orElseThrow(() -> ApiException.notReady("no model is served"));
+    }
+
+    /** The default model, without loading it. */
+    ManagedModel managed() {
+        return managed(Optional.empty());
+    }
+
+    /**
+     * The model for work: loaded first if it is not, and held until the HTTP request that asks for it has ended (its
+     * answer sent or its connection closed).
+     *
+     * @throws ApiException 503 when it cannot be loaded now, saying why
+     */
+    ServedModel readyModel(ManagedModel managed) {
         RoutingContext request = currentRequest();
-        if (request != null && request.get(HOLDS_MODEL) != null) {
-            return models.model().orElseThrow(() -> ApiException.notReady("the model is not loaded"));
+        if (request != null && request.get(HOLDS_MODEL) == managed && managed.model().isPresent()) {
+            return managed.model().get();
         }
-        Optional<ServedModel> held = models.acquire();
-        if (held.isEmpty()) {
-            throw notServing();
+        ServedModel held;
+        try {
+            held = managed.acquire(models.loadWait());
+        } catch (ManagedModel.Unavailable e) {
+            throw e.stopping ? ApiException.shuttingDown(e.getMessage()) : ApiException.notReady(e.getMessage());
         }
-        if (request == null) {
-            models.release();
+        if (request == null || request.get(HOLDS_MODEL) != null) {
+            managed.release();  // no request to hold it for, or one that holds another model already
         } else {
-            request.put(HOLDS_MODEL, Boolean.TRUE);
-            request.addEndHandler(done -> models.release(Optional.ofNullable(request.get(KEEP_ALIVE))));
+            request.put(HOLDS_MODEL, managed);
+            request.addEndHandler(done -> managed.release(Optional.ofNullable(request.get(KEEP_ALIVE))));
         }
-        return held.get();
+        return held;
+    }
+
+    /** The default model for work, as {@link #readyModel(ManagedModel)}. */
+    ServedModel readyModel() {
+        return readyModel(managed());
     }
 
     /**
@@ -319,22 +347,21 @@ public class GenerationService {
         }
     }
 
-    /** What the served model is, without waking it: for answers that only describe it. */
-    ModelService.Description describedModel() {
-        return switch (models.state()) {
-            case READY, SLEEPING -> models.description().orElseThrow(this::notServing);
-            default -> throw notServing();
-        };
+    /**
+     * What a model is, without loading it when it has been loaded before: for answers that only describe it. One never
+     * loaded is loaded first, since only its route knows what it is.
+     */
+    ManagedModel.Description describedModel(Optional<String> requested) {
+        ManagedModel m = managed(requested);
+        if (m.description().isEmpty()) {
+            readyModel(m);
+        }
+        return m.description().orElseThrow(() -> ApiException.notReady("the model " + m.id() + " is not loaded"));
     }
 
-    private ApiException notServing() {
-        return switch (models.state()) {
-            case READY -> ApiException.notReady("the model is not loaded");
-            case SLEEPING -> ApiException.notReady("the model sleeps and " + models.failure() + "; retry later");
-            case LOADING -> ApiException.notReady("the model is loading; retry shortly");
-            case FAILED -> ApiException.notReady("the model failed to load");
-            case DRAINING -> ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
-        };
+    /** What the default model is, as {@link #describedModel(Optional)}. */
+    ManagedModel.Description describedModel() {
+        return describedModel(Optional.empty());
     }
 
     /** The key of a request's mark that it holds the model awake. */

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.laneway.runtime.serve.LanewayConfig;
-import dev.laneway.runtime.serve.ModelService;
+import dev.laneway.runtime.serve.ManagedModel;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.SlotTransfer;
@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * llama-server's own API on the same port: {@code /completion} (and {@code /completions}) in its shape, {@code /infill},
@@ -51,8 +52,6 @@ public class LlamaServerResource {
     @Inject
     ModelsResource models;
 
-    @Inject
-    ModelService modelService;
 
     private static final long STARTED = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()
             / 1000;
@@ -113,6 +112,41 @@ public class LlamaServerResource {
                 .length);
     }
 
+    /** llama-server's router: loads the model {@code {"model"}} names now (waiting for it), {@code {"success": true}}. */
+    @POST
+    @Path("models/load")
+    @Blocking
+    @Produces(MediaType.APPLICATION_JSON)
+    public Map<String, Boolean> load(@HeaderParam("Content-Type") String contentType, byte[] body) {
+        ManagedModel managed = namedModel(contentType, body);
+        service.readyModel(managed);
+        return Map.of("success", true);
+    }
+
+    /**
+     * llama-server's router: unloads the model {@code {"model"}} names, now if no request uses it, or else when the
+     * last one ends; {@code {"success": true}}.
+     */
+    @POST
+    @Path("models/unload")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Map<String, Boolean> unload(@HeaderParam("Content-Type") String contentType, byte[] body) {
+        namedModel(contentType, body).unload();
+        return Map.of("success", true);
+    }
+
+    private ManagedModel namedModel(String contentType, byte[] body) {
+        HttpAnswers.requireJson(contentType);
+        JsonRequest r = JsonRequest.parse(body, mapper);
+        for (String field : r.fieldNames()) {
+            if (!field.equals("model")) {
+                throw ApiException.invalidValue(field, field + " is not supported");
+            }
+        }
+        String name = r.string("model").orElseThrow(() -> ApiException.invalidValue("model", "model is required"));
+        return service.managed(Optional.of(name));
+    }
+
     /** {@code /v1/models} without {@code /v1}. */
     @GET
     @Path("models")
@@ -138,19 +172,19 @@ public class LlamaServerResource {
                 .build();
     }
 
-    /** The model and the server's defaults, as llama-server reports them. */
+    /** A model (the default one, or {@code ?model=}) and the server's defaults, as llama-server reports them. */
     @GET
     @Path("props")
     @Produces(MediaType.APPLICATION_JSON)
-    public Props props() {
-        ModelService.Description model = service.describedModel();
+    public Props props(@QueryParam("model") String name) {
+        ManagedModel managed = service.managed(Optional.ofNullable(name));
+        ManagedModel.Description model = service.describedModel(Optional.of(managed.id()));
         RequestDefaults d = service.defaults();
-        String file = java.nio.file.Path.of(config.model().orElse("model")).getFileName().toString();
         return new Props(new DefaultSettings(model.info().contextLength(), new DefaultParams(d.nPredict().orElse(-1),
                 d.seed().orElse(0xffffffffL), d.temperature(), d.topK(), d.topP(), d.minP(), d.repeatPenalty())),
-                config.streams(), file, model.id(),
+                managed.spec().options().streams(), managed.spec().path().getFileName().toString(), model.id(),
                 model.chatTemplateSource().orElse(""), new Modalities(false, false), "laneway",
-                modelService.state() == ModelService.State.SLEEPING);
+                managed.state() != ManagedModel.State.LOADED);
     }
 
     /** llama-server lets {@code POST /props} change settings only when started to allow it; this server never does. */
@@ -168,14 +202,15 @@ public class LlamaServerResource {
     @GET
     @Path("slots")
     @Produces(MediaType.APPLICATION_JSON)
-    public List<Slot> slots() {
+    public List<Slot> slots(@QueryParam("model") String name) {
         if (!config.slotsEndpoint()) {
             throw ApiException.http(501, "not_supported", "the slots endpoint is off (--no-slots)");
         }
-        ModelService.Description model = service.describedModel();
-        int busy = admission.running();
+        ManagedModel managed = service.managed(Optional.ofNullable(name));
+        ManagedModel.Description model = service.describedModel(Optional.of(managed.id()));
+        int busy = admission.running(managed.id());
         List<Slot> slots = new ArrayList<>();
-        for (int i = 0; i < config.streams(); i++) {
+        for (int i = 0; i < managed.spec().options().streams(); i++) {
             slots.add(new Slot(i, model.info().contextLength(), i < busy));
         }
         return slots;

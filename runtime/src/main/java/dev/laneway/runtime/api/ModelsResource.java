@@ -1,8 +1,9 @@
 package dev.laneway.runtime.api;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
-import dev.laneway.runtime.serve.LanewayConfig;
+import dev.laneway.runtime.serve.ManagedModel;
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.ModelInfo;
 import jakarta.inject.Inject;
@@ -15,8 +16,12 @@ import jakarta.ws.rs.core.MediaType;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
-/** {@code GET /v1/models}: the served model under its id, with the route and device serving it. */
+/**
+ * {@code GET /v1/models}: every model the server serves under its id, with its state (loaded, loading, unloaded) and,
+ * once it has been loaded, the route and device serving it and what it is. Listing does not load a model.
+ */
 @Path("/v1/models")
 @Produces(MediaType.APPLICATION_JSON)
 public class ModelsResource {
@@ -26,42 +31,52 @@ public class ModelsResource {
     GenerationService service;
 
     @Inject
-    LanewayConfig config;
+    ModelService models;
 
     @GET
     public ModelList list() {
-        return new ModelList("list", List.of(card()));
+        service.managed();  // 503 while the server starts or stops
+        return new ModelList("list", models.models().stream().map(ModelCard::of).toList());
     }
 
     @GET
     @Path("/{id: .+}")
     public ModelCard get(@PathParam("id") String id) {
-        service.checkName(id);
-        return card();
-    }
-
-    /** The served model's card; describing it does not wake it. */
-    ModelCard card() {
-        ModelService.Description model = service.describedModel();
-        List<String> aliases = config.alias().orElse(List.of(model.id()));
-        return ModelCard.of(model, aliases, config.tags().orElse(List.of()));
+        return ModelCard.of(service.managed(Optional.of(id)));
     }
 
     public record ModelList(String object, List<ModelCard> data) {
     }
 
+    /** Where a model stands, as llama-server's router lists it: {@code value}, and {@code failed} after a failed load. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Status(String value, Boolean failed, String error) {
+        static Status of(ManagedModel m) {
+            String value = switch (m.state()) {
+                case LOADED -> "loaded";
+                case LOADING -> "loading";
+                case UNLOADED, FAILED -> "unloaded";
+            };
+            boolean failed = m.state() == ManagedModel.State.FAILED || !m.failure().isEmpty();
+            return new Status(value, failed ? Boolean.TRUE : null, failed ? PublicText.of(m.failure()) : null);
+        }
+    }
+
     /**
-     * OpenAI's model object, plus what serves it, the names requests may give it (its id first) and its tags, as
-     * llama-server lists them.
+     * OpenAI's model object, plus its state, what serves it, the names requests may give it (its id first) and its
+     * tags, as llama-server lists them; what only its route knows is missing until it has been loaded.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record ModelCard(String id, String object, long created, String ownedBy, List<String> aliases,
-                            List<String> tags, String route, String device, String architecture, int contextLength,
-                            int vocabSize, Map<String, String> metadata) {
-        static ModelCard of(ModelService.Description model, List<String> aliases, List<String> tags) {
-            ModelInfo info = model.info();
-            return new ModelCard(model.id(), "model", STARTED, "laneway", aliases, tags, info.route(), info.device(),
-                    info.architecture(), info.contextLength(), info.vocabSize(), info.metadata());
+                            List<String> tags, Status status, String route, String device, String architecture,
+                            Integer contextLength, Integer vocabSize, Map<String, String> metadata) {
+        static ModelCard of(ManagedModel m) {
+            Optional<ModelInfo> info = m.description().map(ManagedModel.Description::info);
+            return new ModelCard(m.id(), "model", STARTED, "laneway", m.spec().names(), m.spec().tags(), Status.of(m),
+                    info.map(ModelInfo::route).orElse(null), info.map(ModelInfo::device).orElse(null),
+                    info.map(ModelInfo::architecture).orElse(null), info.map(ModelInfo::contextLength).orElse(null),
+                    info.map(ModelInfo::vocabSize).orElse(null), info.map(ModelInfo::metadata).orElse(null));
         }
     }
 }

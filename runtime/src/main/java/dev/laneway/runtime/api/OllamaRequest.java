@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.laneway.runtime.serve.KeepAlive;
 
 import java.time.Duration;
 import java.util.Map;
@@ -108,9 +109,6 @@ final class OllamaRequest {
         }
     }
 
-    private static final java.util.regex.Pattern DURATION_PART =
-            java.util.regex.Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|µs|ms|s|m|h)");
-
     /**
      * {@code keep_alive}: seconds as a number, or a duration as Go writes it ({@code "5m"}, {@code "1h30m"},
      * {@code "0"}); negative keeps the model open until the server stops. Empty when not given.
@@ -121,35 +119,11 @@ final class OllamaRequest {
             return Optional.empty();
         }
         if (value.isNumber()) {
-            double seconds = value.doubleValue();
-            return Optional.of(seconds < 0 ? Duration.ofSeconds(-1) : Duration.ofNanos((long) (seconds * 1e9)));
+            return Optional.of(KeepAlive.ofSeconds(value.doubleValue()));
         }
-        String text = value.isTextual() ? value.textValue().trim() : "";
-        boolean negative = text.startsWith("-");
-        String body = negative || text.startsWith("+") ? text.substring(1) : text;
-        if (body.matches("\\d+")) {
-            return Optional.of(negative ? Duration.ofSeconds(-1) : Duration.ofSeconds(Long.parseLong(body)));
-        }
-        java.util.regex.Matcher m = DURATION_PART.matcher(body);
-        double nanos = 0;
-        int end = 0;
-        while (m.find() && m.start() == end) {
-            double amount = Double.parseDouble(m.group(1));
-            nanos += amount * switch (m.group(2)) {
-                case "ns" -> 1;
-                case "us", "µs" -> 1e3;
-                case "ms" -> 1e6;
-                case "s" -> 1e9;
-                case "m" -> 60e9;
-                default -> 3600e9;
-            };
-            end = m.end();
-        }
-        if (body.isEmpty() || end != body.length()) {
-            throw ApiException.invalidValue("keep_alive", "keep_alive must be a number of seconds or a duration such"
-                    + " as \"5m\" or \"1h30m\", was " + value);
-        }
-        return Optional.of(negative ? Duration.ofSeconds(-1) : Duration.ofNanos((long) nanos));
+        return (value.isTextual() ? KeepAlive.parse(value.textValue()) : Optional.<Duration>empty())
+                .map(Optional::of).orElseThrow(() -> ApiException.invalidValue("keep_alive", "keep_alive must be a"
+                        + " number of seconds or a duration such as \"5m\" or \"1h30m\", was " + value));
     }
 
     /** {@code "json"}, or a JSON schema, as the response format. */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.laneway.runtime.serve.LanewayConfig;
+import dev.laneway.runtime.serve.ManagedModel;
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.Pooling;
@@ -22,7 +23,6 @@ import jakarta.ws.rs.core.MediaType;
 import org.jboss.resteasy.reactive.RestMulti;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.security.MessageDigest;
@@ -32,7 +32,6 @@ import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * Ollama's API on the serving port: {@code /api/chat} and {@code /api/generate} on the generation path (streamed as
@@ -70,29 +69,34 @@ public class OllamaResource {
         return mapper.createObjectNode().put("version", VERSION);
     }
 
-    /** The models this server can serve: its one model, asleep or awake. */
+    /** The models this server can serve, loaded or not. */
     @GET
     @Path("tags")
     @Produces(MediaType.APPLICATION_JSON)
     public ObjectNode tags() {
+        service.managed();  // 503 while the server starts or stops
         ObjectNode answer = mapper.createObjectNode();
-        answer.putArray("models").add(entry(service.describedModel()));
+        ArrayNode list = answer.putArray("models");
+        models.models().forEach(m -> list.add(entry(m)));
         return answer;
     }
 
-    /** The models open in memory now: the served model unless it sleeps. */
+    /** The models loaded in memory now, with when each unloads unless a request comes. */
     @GET
     @Path("ps")
     @Produces(MediaType.APPLICATION_JSON)
     public ObjectNode ps() {
+        service.managed();
         ObjectNode answer = mapper.createObjectNode();
         ArrayNode list = answer.putArray("models");
-        if (models.state() == ModelService.State.READY && models.model().isPresent()) {
-            ModelService.Description d = service.describedModel();
-            ObjectNode entry = entry(d);
+        for (ManagedModel m : models.models()) {
+            if (m.state() != ManagedModel.State.LOADED || m.description().isEmpty()) {
+                continue;
+            }
+            ObjectNode entry = entry(m);
             entry.put("size_vram", 0);
-            entry.put("context_length", d.info().contextLength());
-            models.expiresAt().ifPresent(at -> entry.put("expires_at", at.toString()));
+            entry.put("context_length", m.description().get().info().contextLength());
+            m.expiresAt().ifPresent(at -> entry.put("expires_at", at.toString()));
             list.add(entry);
         }
         return answer;
@@ -113,13 +117,13 @@ public class OllamaResource {
         if (name.isEmpty()) {
             throw ApiException.invalidValue("model", "model is required");
         }
-        service.checkName(modelName(name.get()));
-        ModelService.Description d = service.describedModel();
+        ManagedModel managed = service.managed(Optional.of(modelName(name.get())));
+        ManagedModel.Description d = service.describedModel(Optional.of(managed.id()));
         ModelInfo info = d.info();
         ObjectNode answer = mapper.createObjectNode();
         answer.put("license", "").put("modelfile", "").put("parameters", "");
         answer.put("template", d.chatTemplateSource().orElse(""));
-        answer.set("details", details(info));
+        answer.set("details", details(managed, Optional.of(info)));
         ObjectNode facts = answer.putObject("model_info");
         facts.put("general.architecture", info.architecture());
         facts.put(info.architecture() + ".context_length", info.contextLength());
@@ -133,7 +137,7 @@ public class OllamaResource {
         if (config.embeddings()) {
             capabilities.add("embedding");
         }
-        answer.put("modified_at", modified().toString());
+        answer.put("modified_at", modified(managed).toString());
         return answer;
     }
 
@@ -146,7 +150,7 @@ public class OllamaResource {
     }
 
     GenerationService.Answer chat(JsonRequest ollama) {
-        ChatRequest request = ChatRequest.read(JsonRequest.of(OllamaRequest.chat(ollama, context())),
+        ChatRequest request = ChatRequest.read(JsonRequest.of(OllamaRequest.chat(ollama, context(ollama))),
                 service.defaults());
         keepAlive(ollama);
         return service.chat(request, (model, params, promptTokens) -> new OllamaFormat(model.id(), true));
@@ -169,7 +173,7 @@ public class OllamaResource {
     }
 
     GenerationService.Answer generate(JsonRequest ollama) {
-        ObjectNode mapped = OllamaRequest.generate(ollama, context());
+        ObjectNode mapped = OllamaRequest.generate(ollama, context(ollama));
         keepAlive(ollama);
         if (mapped.has("prompt")) {
             CompletionRequest request = CompletionRequest.read(JsonRequest.of(mapped), service.defaults());
@@ -180,16 +184,16 @@ public class OllamaResource {
     }
 
     private GenerationService.Answer loadOrUnload(JsonRequest ollama) {
-        OllamaRequest.generate(ollama, context());  // the fields are checked as for a generation
-        checkModel(ollama.string("model"));
+        OllamaRequest.generate(ollama, context(ollama));  // the fields are checked as for a generation
+        ManagedModel managed = named(ollama);
         Optional<Duration> keepAlive = OllamaRequest.keepAlive(ollama);
-        String id = service.describedModel().id();
+        String id = managed.id();
         String reason;
         if (keepAlive.isPresent() && keepAlive.get().isZero()) {
-            models.unload();
+            managed.unload();
             reason = "unload";
         } else {
-            service.readyModel();
+            service.readyModel(managed);
             keepAlive.ifPresent(service::keepAlive);
             reason = "load";
         }
@@ -209,7 +213,7 @@ public class OllamaResource {
         long started = System.nanoTime();
         JsonRequest r = JsonRequest.parse(body, mapper);
         JsonNode answer = embedded(r, "input", List.of("model", "input", "truncate", "dimensions", "keep_alive"));
-        ObjectNode out = mapper.createObjectNode().put("model", service.describedModel().id());
+        ObjectNode out = mapper.createObjectNode().put("model", named(r).id());
         ArrayNode vectors = out.putArray("embeddings");
         answer.get("data").forEach(item -> vectors.add(item.get("embedding")));
         out.put("total_duration", System.nanoTime() - started).put("load_duration", 0);
@@ -242,8 +246,7 @@ public class OllamaResource {
             throw ApiException.invalidValue("truncate", "truncate: true is not supported: an input longer than the"
                     + " context is refused, not shortened");
         }
-        checkModel(r.string("model"));
-        ObjectNode openAi = mapper.createObjectNode();
+        ObjectNode openAi = mapper.createObjectNode().put("model", named(r).id());
         JsonNode input = r.raw(inputField);
         if (input == null) {
             throw ApiException.invalidValue(inputField, inputField + " is required");
@@ -287,64 +290,51 @@ public class OllamaResource {
         return name.endsWith(":latest") ? name.substring(0, name.length() - ":latest".length()) : name;
     }
 
-    private void checkModel(Optional<String> name) {
-        name.ifPresent(n -> service.checkName(modelName(n)));
+    /** The model an Ollama request names; the default one when it names none. */
+    private ManagedModel named(JsonRequest r) {
+        return service.managed(r.string("model").map(OllamaResource::modelName));
     }
 
     private void keepAlive(JsonRequest r) {
         OllamaRequest.keepAlive(r).ifPresent(service::keepAlive);
     }
 
-    private int context() {
-        return service.describedModel().info().contextLength();
+    /** The context of the model an Ollama request names, which bounds its {@code num_ctx}. */
+    private int context(JsonRequest r) {
+        return service.describedModel(Optional.of(named(r).id())).info().contextLength();
     }
 
-    /** A model in Ollama's lists: its name, size on disk, a digest of what it was served from, and its details. */
-    private ObjectNode entry(ModelService.Description d) {
+    /**
+     * A model in Ollama's lists: its name, size on disk, a digest of what it is served from, and its details (its
+     * family once it has been loaded).
+     */
+    private ObjectNode entry(ManagedModel m) {
         ObjectNode entry = mapper.createObjectNode();
-        entry.put("name", d.id()).put("model", d.id());
-        entry.put("modified_at", modified().toString());
-        long size = size();
-        entry.put("size", size);
-        entry.put("digest", digest(d.id(), size));
-        entry.set("details", details(d.info()));
+        entry.put("name", m.id()).put("model", m.id());
+        entry.put("modified_at", modified(m).toString());
+        entry.put("size", m.bytes());
+        entry.put("digest", digest(m));
+        entry.set("details", details(m, m.description().map(ManagedModel.Description::info)));
         return entry;
     }
 
-    private ObjectNode details(ModelInfo info) {
+    private ObjectNode details(ManagedModel m, Optional<ModelInfo> info) {
         ObjectNode details = mapper.createObjectNode().put("parent_model", "");
-        String file = config.model().orElse("");
-        details.put("format", file.endsWith(".gguf") ? "gguf" : "laneway");
-        details.put("family", info.architecture());
-        details.putArray("families").add(info.architecture());
+        details.put("format", m.spec().path().toString().endsWith(".gguf") ? "gguf" : "laneway");
+        String family = info.map(ModelInfo::architecture).orElse("");
+        details.put("family", family);
+        ArrayNode families = details.putArray("families");
+        if (!family.isEmpty()) {
+            families.add(family);
+        }
         details.put("parameter_size", "");
         details.put("quantization_level", "");
         return details;
     }
 
-    private java.nio.file.Path modelPath() {
-        return java.nio.file.Path.of(config.model().orElseThrow());
-    }
-
-    /** The model's bytes on disk: its file, or its folder's files. */
-    private long size() {
-        java.nio.file.Path path = modelPath();
-        try (Stream<java.nio.file.Path> files = Files.walk(path)) {
-            return files.filter(Files::isRegularFile).mapToLong(p -> {
-                try {
-                    return Files.size(p);
-                } catch (IOException e) {
-                    return 0;
-                }
-            }).sum();
-        } catch (IOException | UncheckedIOException e) {
-            return 0;
-        }
-    }
-
-    private Instant modified() {
+    private static Instant modified(ManagedModel m) {
         try {
-            return Files.getLastModifiedTime(modelPath()).toInstant();
+            return Files.getLastModifiedTime(m.spec().path()).toInstant();
         } catch (IOException e) {
             return Instant.EPOCH;
         }
@@ -354,10 +344,11 @@ public class OllamaResource {
      * A SHA-256 of the model's name, size and modification time: it changes when the served files do, without
      * reading gigabytes to hash them (not a digest of the contents, as Ollama's is).
      */
-    private String digest(String id, long size) {
+    private static String digest(ManagedModel m) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            sha.update((id + "\n" + size + "\n" + modified().toEpochMilli()).getBytes(StandardCharsets.UTF_8));
+            sha.update((m.id() + "\n" + m.bytes() + "\n" + modified(m).toEpochMilli())
+                    .getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(sha.digest());
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

@@ -14,9 +14,20 @@ import java.util.Optional;
 /** The options that choose a model and how its route serves it, shared by the subcommands that open a model. */
 public final class ModelOptions {
 
-    @Option(names = {"-m", "--model"}, required = true, paramLabel = "MODEL",
-            description = "Model directory, model.q4nx file or .gguf file.")
-    Path model;
+    @Option(names = {"-m", "--model"}, paramLabel = "MODEL", description = "Model directory, model.q4nx file, .gguf"
+            + " file or Hugging Face checkpoint directory; serve takes several (-m A -m B), the first its default.")
+    List<Path> models = new ArrayList<>();
+
+    /** The one model a command that opens one is given. */
+    Path model() {
+        if (models.isEmpty()) {
+            throw new UsageException("Missing required option: '--model=MODEL'");
+        }
+        if (models.size() > 1) {
+            throw new UsageException("-m is given " + models.size() + " times; this command opens one model");
+        }
+        return models.get(0);
+    }
 
     @Option(names = "--device", paramLabel = "DEVICE", defaultValue = RouteOptions.HOST_DEVICE,
             description = "Device to run on (default: ${DEFAULT-VALUE}).")
@@ -40,7 +51,7 @@ public final class ModelOptions {
     /** Where the model is, checked. */
     public ModelLocator.Located located() {
         try {
-            return ModelLocator.locate(model);
+            return ModelLocator.locate(model());
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

@@ -139,6 +139,24 @@ final class ServeCommand implements Callable<Integer> {
             + " no request used it, giving its memory back; the next request opens it again (default: -1, never).")
     Integer sleepIdleSeconds;
 
+    @Option(names = "--models-dir", paramLabel = "DIR", description = "Serve every model in DIR too (container"
+            + " directories, .gguf files, checkpoints), each named by its file or folder and loaded on first use.")
+    Path modelsDir;
+
+    @Option(names = "--models-preset", paramLabel = "FILE", description = "An INI file with a [section] per model:"
+            + " model = PATH, alias, opt = KEY=VALUE, streams, keep-alive, pinned, load-on-startup, tags"
+            + " (docs/models.md).")
+    Path modelsPreset;
+
+    @Option(names = {"--max-models", "--models-max"}, paramLabel = "N", description = "Load at most N models at once,"
+            + " unloading the least recently used idle one first (default: 0, as many as --memory-budget holds).")
+    Integer maxModels;
+
+    @Option(names = "--memory-budget", paramLabel = "MiB", description = "MiB the loaded models' files may take"
+            + " together; a load that would pass it unloads the least recently used idle models first (default: the"
+            + " machine's memory).")
+    Long memoryBudget;
+
     @Option(names = "--no-webui", description = "Serve no chat page at / (a 404 there).")
     boolean noWebui;
 
@@ -214,14 +232,7 @@ final class ServeCommand implements Callable<Integer> {
                 throw new UsageException("--api-key-file: " + e.getMessage());
             }
         }
-        ModelLocator.Located located = model.located();
-        if (located instanceof ModelLocator.Directory dir) {
-            // Refuse before anything binds or opens; a .gguf file or a checkpoint is checked once it is packed.
-            DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir.dir(), options);
-            if (report.refusal().isPresent()) {
-                throw new UsageException(report.refusal().get());
-            }
-        }
+        checkModels(options);
         settings(options).forEach(System::setProperty);
         AtomicInteger exitCode = new AtomicInteger();
         PrintWriter err = spec.commandLine().getErr();
@@ -234,6 +245,46 @@ final class ServeCommand implements Callable<Integer> {
             }
         }, new String[0]);
         return exitCode.get();
+    }
+
+    /**
+     * The models, checked before anything binds or opens: each {@code -m} must be a model, and a directory one its
+     * route accepts (a .gguf file or a checkpoint is checked once it is packed; the models of --models-dir and the
+     * preset as the server starts).
+     */
+    private void checkModels(RouteOptions options) {
+        if (model.models.isEmpty() && modelsDir == null && modelsPreset == null) {
+            throw new UsageException("Missing required option: '--model=MODEL' (or --models-dir DIR, --models-preset"
+                    + " FILE)");
+        }
+        if (modelsDir != null && !java.nio.file.Files.isDirectory(modelsDir)) {
+            throw new UsageException("--models-dir " + modelsDir + " is not a directory");
+        }
+        if (modelsPreset != null && !java.nio.file.Files.isRegularFile(modelsPreset)) {
+            throw new UsageException("--models-preset " + modelsPreset + " is not a file");
+        }
+        if (maxModels != null && maxModels < 0) {
+            throw new UsageException("--max-models must be at least 0, was " + maxModels);
+        }
+        if (memoryBudget != null && memoryBudget < 1) {
+            throw new UsageException("--memory-budget must be at least 1 MiB, was " + memoryBudget);
+        }
+        List<ModelLocator.Located> located = new java.util.ArrayList<>();
+        for (Path path : model.models) {
+            try {
+                located.add(ModelLocator.locate(path));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        for (ModelLocator.Located l : located) {
+            if (l instanceof ModelLocator.Directory dir) {
+                DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir.dir(), options);
+                if (report.refusal().isPresent()) {
+                    throw new UsageException(report.refusal().get());
+                }
+            }
+        }
     }
 
     /** The sampling defaults, checked as a request's fields are. */
@@ -268,7 +319,18 @@ final class ServeCommand implements Callable<Integer> {
     /** The command line as {@code laneway.*} and {@code quarkus.http.*} configuration properties. */
     Map<String, String> settings(RouteOptions options) {
         Map<String, String> settings = new java.util.LinkedHashMap<>();
-        settings.put("laneway.model", model.model.toAbsolutePath().toString());
+        if (!model.models.isEmpty()) {
+            settings.put("laneway.model", model.models.stream().map(p -> escaped(p.toAbsolutePath().toString()))
+                    .collect(Collectors.joining(",")));
+        }
+        if (modelsDir != null) {
+            settings.put("laneway.models-dir", modelsDir.toAbsolutePath().toString());
+        }
+        if (modelsPreset != null) {
+            settings.put("laneway.models-preset", modelsPreset.toAbsolutePath().toString());
+        }
+        putIfSet(settings, "laneway.max-models", maxModels);
+        putIfSet(settings, "laneway.memory-budget-mib", memoryBudget);
         if (!model.aliases().isEmpty()) {
             settings.put("laneway.alias", String.join(",", model.aliases()));
         }
@@ -281,7 +343,7 @@ final class ServeCommand implements Callable<Integer> {
         settings.put("laneway.streams", Integer.toString(options.streams()));
         if (!options.opt().isEmpty()) {
             settings.put("laneway.opt", options.opt().entrySet().stream()
-                    .map(e -> (e.getKey() + "=" + e.getValue()).replace("\\", "\\\\").replace(",", "\\,"))
+                    .map(e -> escaped(e.getKey() + "=" + e.getValue()))
                     .collect(Collectors.joining(",")));
         }
         options.laya().ifPresent(l -> settings.put("laneway.laya", l.toAbsolutePath().toString()));
@@ -372,6 +434,11 @@ final class ServeCommand implements Callable<Integer> {
         }
         String route = value.strip();
         return java.util.Optional.of(route.startsWith("/") ? route : "/" + route);
+    }
+
+    /** A list element as configuration reads it: its commas and backslashes escaped. */
+    private static String escaped(String element) {
+        return element.replace("\\", "\\\\").replace(",", "\\,");
     }
 
     private static void putIfSet(Map<String, String> settings, String key, Object value) {

@@ -36,7 +36,6 @@ public class HealthResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Response health() {
         return switch (models.state()) {
-            case SLEEPING -> Response.ok(Map.of("status", "ok")).build();
             case READY -> Response.ok(backgroundWorkPending()
                     ? Map.of("status", "ok", "background_work", "pending") : Map.of("status", "ok")).build();
             case LOADING -> Response.status(503).entity(Map.of("status", "loading")).build();
@@ -47,6 +46,7 @@ public class HealthResource {
     }
 
     private boolean backgroundWorkPending() {
-        return models.model().map(m -> !m.awaitBackgroundWork(Duration.ZERO)).orElse(false);
+        return models.models().stream().flatMap(m -> m.model().stream())
+                .anyMatch(m -> !m.awaitBackgroundWork(Duration.ZERO));
     }
 }

@@ -14,12 +14,41 @@ import java.util.Optional;
 @ConfigMapping(prefix = "laneway")
 public interface LanewayConfig {
 
-    /** The model to serve: a container directory, a {@code model.q4nx} file or a {@code .gguf} file. */
-    Optional<String> model();
+    /**
+     * The models to serve, comma-separated: each a container directory, a {@code model.q4nx} file, a {@code .gguf}
+     * file or a Hugging Face checkpoint directory. The first is loaded at startup and answers requests that name no
+     * model; the others load when a request first names them.
+     */
+    Optional<List<String>> model();
+
+    /** A directory whose every model (container, {@code .gguf} file, checkpoint) is served, named by its file. */
+    @WithName("models-dir")
+    Optional<String> modelsDir();
+
+    /** An INI file naming models and their settings, one section per model (docs/models.md). */
+    @WithName("models-preset")
+    Optional<String> modelsPreset();
+
+    /** The most models loaded at once; 0: as many as the memory budget holds. */
+    @WithName("max-models")
+    @WithDefault("0")
+    int maxModels();
 
     /**
-     * The model id clients use; the directory name when unset. Several, comma-separated: the first is the id, and
-     * requests may name the model by any of them.
+     * MiB the loaded models' files may take together; a load that would pass it first unloads the least recently used
+     * idle models. Unset: the machine's physical memory.
+     */
+    @WithName("memory-budget-mib")
+    Optional<Long> memoryBudgetMib();
+
+    /** Seconds a request waits for its model to load, or for room to load it, before it is refused. */
+    @WithName("load-wait-seconds")
+    @WithDefault("600")
+    int loadWaitSeconds();
+
+    /**
+     * The first model's id clients use; its file or directory name when unset. Several, comma-separated: the first
+     * is the id, and requests may name the model by any of them.
      */
     Optional<List<String>> alias();
 

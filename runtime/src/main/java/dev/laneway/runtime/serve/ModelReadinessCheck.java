@@ -27,10 +27,9 @@ public class ModelReadinessCheck implements HealthCheck {
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder builder = HealthCheckResponse.named("model");
         models.readinessData().forEach((k, v) -> builder.withData(k, PublicText.of(v)));
-        Optional<ModelHealth> health = models.model().map(ServedModel::health);
+        Optional<ModelHealth> health = models.defaultModel().flatMap(ManagedModel::model).map(ServedModel::health);
         health.ifPresent(h -> h.data().forEach((k, v) -> builder.withData(k, PublicText.of(v))));
-        boolean up = models.state() == ModelService.State.SLEEPING
-                || models.state() == ModelService.State.READY && health.map(ModelHealth::up).orElse(false);
+        boolean up = models.state() == ModelService.State.READY && health.map(ModelHealth::up).orElse(true);
         if (!up && !models.failure().isEmpty()) {
             builder.withData("error", PublicText.of(models.failure()));
         }

@@ -3,7 +3,6 @@ package dev.laneway.runtime.serve;
 import dev.laneway.runtime.cli.ExitCodes;
 import dev.laneway.runtime.routes.DispatchException;
 import dev.laneway.spi.ChatMessage;
-import dev.laneway.spi.ModelInfo;
 import dev.laneway.spi.ServedModel;
 import dev.laneway.spi.StepCounts;
 import io.quarkus.runtime.Quarkus;
@@ -14,36 +13,37 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Loads the configured model behind the already bound HTTP port and holds it while the server runs. Until the model
- * is ready, health says {@code loading}; a model that cannot be served stops the process with a one-line reason.
+ * The models this server serves ({@link ModelCatalog}), each a {@link ManagedModel}, behind the already bound HTTP
+ * port. The models to load at startup load first; until they have, health says {@code loading}, and one that cannot
+ * be served stops the process with a one-line reason. The others load when a request first names them.
  *
- * <p>With {@code laneway.sleep-idle-seconds}, a model that no request has used for that long is closed, giving its
- * memory back, and opened again by the next request that needs it. A request holds the model awake from its first use
- * to its end ({@link #acquire}, {@link #release}); what only describes the model ({@link #description}) does not wake
- * it. A request may set how long the model stays open after it ends (Ollama's {@code keep_alive}): zero closes it as
- * soon as no request uses it, a negative time keeps it open; the last request to end decides.
+ * <p>Loaded models share a memory budget ({@code laneway.memory-budget-mib}, their files' size) and a count
+ * ({@code laneway.max-models}): a load that would pass either first unloads the least recently used idle models that
+ * are not pinned, and waits (bounded) for one in use to become idle; a model that could not fit even then is refused
+ * with the numbers. An idle model unloads after its keep-alive ({@code laneway.sleep-idle-seconds}, its preset's
+ * {@code keep-alive}, or what its last request asked).
  */
 @ApplicationScoped
 public class ModelService {
     private static final Logger LOG = Logger.getLogger(ModelService.class);
+    private static final long MIB = 1024 * 1024;
 
-    /** Where loading stands. */
-    public enum State { LOADING, READY, SLEEPING, FAILED, DRAINING }
-
-    /** What the served model is, kept while it sleeps. */
-    public record Description(String id, ModelInfo info, Optional<String> chatTemplateSource) {
-    }
+    /** Where the server stands. */
+    public enum State { LOADING, READY, FAILED, DRAINING }
 
     @Inject
     LanewayConfig config;
@@ -51,197 +51,196 @@ public class ModelService {
     @Inject
     ModelOpener opener;
 
+    private volatile List<ManagedModel> models = List.of();
     private volatile State state = State.LOADING;
-    private volatile ServedModel model;
     private volatile String failure = "";
     private volatile int exitCode = ExitCodes.OK;
-    private volatile Description description;
-    /** The engine steps of the model's earlier openings, which sleeping closed. */
-    private volatile StepCounts slept = StepCounts.NONE;
-    /** Requests holding the model awake; guarded by this. */
-    private int users;
-    /** When the last of them ended (System.nanoTime()); guarded by this. */
-    private long idleSince;
-    /** How long the model stays open once idle, as the last request to end asked; null: the server's setting. */
-    private Duration keepAlive;
+    private volatile long budget = Long.MAX_VALUE;
+    /** Models being opened, whose room {@link #makeRoom} has given them; guarded by this. */
+    private final Set<ManagedModel> opening = new HashSet<>();
     private ScheduledExecutorService sleeper;
-    private final AtomicLong sleeps = new AtomicLong();
-    private final AtomicLong wakes = new AtomicLong();
 
     void onStart(@Observes StartupEvent event) {
-        if (config.model().isEmpty()) {
-            fail(ExitCodes.USAGE, "no model to serve: set laneway.model (LANEWAY_MODEL) or pass -m");
-            return;
-        }
-        Thread loader = new Thread(this::load, "laneway-model-loader");
-        loader.setDaemon(true);
-        loader.start();
         if (config.sleepIdleSeconds().isPresent() && config.sleepIdleSeconds().get() < 1) {
             fail(ExitCodes.USAGE, "laneway.sleep-idle-seconds must be at least 1, was "
                     + config.sleepIdleSeconds().get());
             return;
         }
+        if (config.maxModels() < 0 || config.loadWaitSeconds() < 1) {
+            fail(ExitCodes.USAGE, "laneway.max-models must be at least 0 and laneway.load-wait-seconds at least 1,"
+                    + " were " + config.maxModels() + " and " + config.loadWaitSeconds());
+            return;
+        }
+        try {
+            models = ModelCatalog.read(config).stream().map(spec -> new ManagedModel(spec, this)).toList();
+        } catch (IllegalArgumentException e) {
+            fail(ExitCodes.USAGE, e.getMessage());
+            return;
+        }
+        budget = config.memoryBudgetMib().map(mib -> mib * MIB).orElseGet(ModelService::physicalMemory);
+        Thread loader = new Thread(this::loadAtStartup, "laneway-model-loader");
+        loader.setDaemon(true);
+        loader.start();
         sleeper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "laneway-model-sleeper");
             t.setDaemon(true);
             return t;
         });
         long period = config.sleepIdleSeconds().map(seconds -> Math.min(250, seconds * 1000L / 4)).orElse(250L);
-        sleeper.scheduleWithFixedDelay(this::sleepIfIdle, period, period, TimeUnit.MILLISECONDS);
+        sleeper.scheduleWithFixedDelay(() -> models.forEach(ManagedModel::unloadIfExpired), period, period,
+                TimeUnit.MILLISECONDS);
+    }
+
+    private static long physicalMemory() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize();
+        }
+        return Long.MAX_VALUE;
     }
 
     /** The server is stopping: readiness goes down at once, so that load balancers send nothing more. */
     public void draining() {
         state = State.DRAINING;
         LOG.info("stopping: readiness is down and new requests are refused");
+        changed();
     }
 
     void onStop(@Observes ShutdownEvent event) {
         if (sleeper != null) {
             sleeper.shutdownNow();
         }
-        ServedModel m = model;
-        model = null;
-        if (m != null) {
-            m.close();
-        }
+        models.forEach(ManagedModel::shutdown);
     }
 
-    private void load() {
-        try {
-            ServedModel opened = opener.open();
-            if (config.contextShift() && !opened.shiftsContext()) {
-                opened.close();
-                fail(ExitCodes.USAGE, "cannot serve " + config.model().get() + " with --context-shift: this model's"
-                        + " forward cannot shift its context (sliding-window layers, or a route without it)");
+    private void loadAtStartup() {
+        for (ManagedModel m : models) {
+            if (!m.spec().loadOnStartup()) {
+                continue;
+            }
+            try {
+                m.loadAtStartup();
+            } catch (DispatchException e) {
+                fail(ExitCodes.USAGE, e.getMessage());
+                return;
+            } catch (Exception | LinkageError e) {
+                fail(ExitCodes.FAILED, "cannot serve " + m.spec().path() + ": " + e.getMessage());
                 return;
             }
-            ready(opened);
-            warmChat(opened);
-        } catch (DispatchException e) {
-            fail(ExitCodes.USAGE, e.getMessage());
-        } catch (Exception | LinkageError e) {
-            fail(ExitCodes.FAILED, "cannot serve " + config.model().get() + ": " + e.getMessage());
         }
-    }
-
-    private synchronized void ready(ServedModel opened) {
-        description = new Description(opened.id(), opened.info(), opened.chatTemplateSource());
-        model = opened;
-        idleSince = System.nanoTime();
         if (state == State.LOADING) {
             state = State.READY;
         }
-        LOG.infof("model '%s' ready on %s", opened.id(), opened.info().device());
     }
 
     /**
-     * The model for a request that has begun to use it, opened again first if it sleeps; it stays awake until the
-     * request calls {@link #release}. Empty when there is no model to use: see {@link #state} (and
-     * {@link #failure}, when opening it again failed).
+     * Opens a model through its route, as its spec says, and renders a chat once so that the first chat request does
+     * not wait for the template engine to load.
      */
-    public synchronized Optional<ServedModel> acquire() {
-        if (state == State.SLEEPING) {
-            wake();
+    ServedModel open(ModelSpec spec) throws Exception {
+        ServedModel opened = opener.open(spec);
+        if (config.contextShift() && !opened.shiftsContext()) {
+            opened.close();
+            throw new DispatchException("cannot serve " + spec.path() + " with --context-shift: this model's"
+                    + " forward cannot shift its context (sliding-window layers, or a route without it)");
         }
-        if (state != State.READY || model == null) {
-            return Optional.empty();
-        }
-        users++;
-        return Optional.of(model);
-    }
-
-    /** A user that {@link #acquire acquired} the model has ended, leaving the keep-alive as it was. */
-    public synchronized void release() {
-        if (--users == 0) {
-            idleSince = System.nanoTime();
-            sleepIfIdle();
-        }
-    }
-
-    /**
-     * A request that {@link #acquire acquired} the model has ended, asking that the model stay open for
-     * {@code keepAlive} once idle (negative: until the server stops); empty: as the server was started.
-     */
-    public synchronized void release(Optional<Duration> keepAlive) {
-        this.keepAlive = keepAlive.orElse(null);
-        release();
-    }
-
-    /**
-     * Ollama's unloading request: the model closes now if no request uses it, or else when the last one ends (unless a
-     * later request asks otherwise).
-     */
-    public synchronized void unload() {
-        keepAlive = Duration.ZERO;
-        sleepIfIdle();
-    }
-
-    private void wake() {
-        long start = System.nanoTime();
         try {
-            ServedModel opened = opener.open();
-            if (state != State.SLEEPING) {
-                opened.close();  // the server began to stop meanwhile
-                return;
-            }
-            state = State.READY;
-            ready(opened);
-            failure = "";
-            wakes.incrementAndGet();
-            LOG.infof("model '%s' woke in %d ms", opened.id(), (System.nanoTime() - start) / 1_000_000);
-        } catch (Exception | LinkageError e) {
-            failure = "opening the model again failed: " + e.getMessage();
-            LOG.error(failure);
-        }
-    }
-
-    /**
-     * When the open model will close if no request comes: empty while it is never to close. A model in use is
-     * given its keep-alive from now.
-     */
-    public synchronized Optional<java.time.Instant> expiresAt() {
-        Duration limit = idleLimit();
-        if (limit.isNegative()) {
-            return Optional.empty();
-        }
-        long idle = users > 0 ? 0 : System.nanoTime() - idleSince;
-        return Optional.of(java.time.Instant.now().plusNanos(Math.max(0, limit.toNanos() - idle)));
-    }
-
-    /** How long the model stays open once idle; negative: until the server stops. */
-    private Duration idleLimit() {
-        return keepAlive != null ? keepAlive
-                : config.sleepIdleSeconds().map(Duration::ofSeconds).orElse(Duration.ofSeconds(-1));
-    }
-
-    /** Closes the model when no request has used it for as long as it is to be kept open. */
-    private synchronized void sleepIfIdle() {
-        Duration limit = idleLimit();
-        if (limit.isNegative() || state != State.READY || users > 0
-                || System.nanoTime() - idleSince < limit.toNanos()) {
-            return;
-        }
-        ServedModel m = model;
-        slept = slept.plus(m.steps());
-        model = null;
-        state = State.SLEEPING;
-        m.close();
-        sleeps.incrementAndGet();
-        LOG.infof("model '%s' sleeps after %d ms idle: closed, its memory given back until a request needs it",
-                m.id(), limit.toMillis());
-    }
-
-    /**
-     * Renders a one-message conversation once, so that the first chat request does not wait for the template engine
-     * to load. A template that refuses this conversation is no error: requests get its answer themselves.
-     */
-    private static void warmChat(ServedModel m) {
-        try {
-            m.renderChat(List.of(new ChatMessage("user", "Hello")), true);
+            opened.renderChat(List.of(new ChatMessage("user", "Hello")), true);
         } catch (RuntimeException e) {
             LOG.debugf("warming the chat template: %s", e.getMessage());
         }
+        return opened;
+    }
+
+    /**
+     * Before {@code target} loads: unloads the least recently used idle, unpinned models until it fits the memory
+     * budget and the model count, waiting until {@code deadline} (System.nanoTime()) for models in use to become idle.
+     *
+     * @throws ManagedModel.Unavailable when it cannot fit beside the pinned models, or no room came in time
+     */
+    synchronized void makeRoom(ManagedModel target, long deadline) {
+        try {
+            fit(target, deadline);
+            opening.add(target);
+        } finally {
+            models.forEach(m -> {
+                if (m != target) {
+                    m.yieldRoom(false);
+                }
+            });
+        }
+    }
+
+    private void fit(ManagedModel target, long deadline) {
+        while (true) {
+            // a model still waiting for its room holds none: two such loads must not wait for each other
+            List<ManagedModel> held = models.stream().filter(m -> m != target)
+                    .filter(m -> m.state() == ManagedModel.State.LOADED || opening.contains(m)).toList();
+            long used = held.stream().mapToLong(ManagedModel::bytes).sum();
+            int max = config.maxModels();
+            if ((max == 0 || held.size() < max) && used + target.bytes() <= budget) {
+                return;
+            }
+            List<ManagedModel> pinned = held.stream().filter(m -> m.spec().pinned()).toList();
+            long pinnedBytes = pinned.stream().mapToLong(ManagedModel::bytes).sum();
+            if (models.size() > 1 && (pinnedBytes + target.bytes() > budget || max > 0 && pinned.size() >= max)) {
+                throw new ManagedModel.Unavailable("the model " + target.id() + " needs " + target.bytes() / MIB
+                        + " MiB and cannot fit: the memory budget is " + budget / MIB + " MiB and the pinned models"
+                        + " take " + pinnedBytes / MIB + " MiB" + (max > 0 ? " of at most " + max + " models" : ""),
+                        false);
+            }
+            Optional<ManagedModel> victim = held.stream().filter(m -> !m.spec().pinned())
+                    .filter(m -> m.state() == ManagedModel.State.LOADED)
+                    .min(Comparator.comparingLong(ManagedModel::lastUsed));
+            if (victim.isPresent() && victim.get().evict(target.id())) {
+                continue;
+            }
+            // in use: it takes no new requests until it is unloaded, so that its use ends
+            victim.ifPresent(m -> m.yieldRoom(true));
+            if (held.isEmpty() || held.stream().allMatch(m -> m.spec().pinned())) {
+                return;  // alone it passes the budget of a one-model server: mapped files may
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new ManagedModel.Unavailable("no room to load the model " + target.id() + ": the models"
+                        + " loaded take " + used / MIB + " MiB of " + budget / MIB + " MiB and are in use; retry later",
+                        false);
+            }
+            try {
+                wait(Math.max(1, Math.min(left / 1_000_000, 250)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ManagedModel.Unavailable("interrupted while waiting for room", false);
+            }
+            if (stopping()) {
+                throw new ManagedModel.Unavailable("the server is shutting down; retry elsewhere or later", true);
+            }
+        }
+    }
+
+    /** A model's load has ended, loaded or failed: it no longer holds room as one being opened. */
+    synchronized void opened(ManagedModel m) {
+        opening.remove(m);
+        notifyAll();
+    }
+
+    /** A model became idle or unloaded: a load waiting for room looks again. */
+    synchronized void changed() {
+        notifyAll();
+    }
+
+    /** Whether the server is stopping. */
+    boolean stopping() {
+        return state == State.DRAINING;
+    }
+
+    /** How long an idle model stays loaded unless it or a request says otherwise; negative: until the server stops. */
+    Duration keepAlive() {
+        return config.sleepIdleSeconds().map(Duration::ofSeconds).orElse(Duration.ofSeconds(-1));
+    }
+
+    /** How long a request waits for its model to load. */
+    public Duration loadWait() {
+        return Duration.ofSeconds(config.loadWaitSeconds());
     }
 
     private void fail(int code, String reason) {
@@ -256,33 +255,49 @@ public class ModelService {
         return state;
     }
 
-    /** The model, while it is ready and awake. */
-    public Optional<ServedModel> model() {
-        return Optional.ofNullable(model);
+    /** Every model, the default first. */
+    public List<ManagedModel> models() {
+        return models;
     }
 
-    /** What the model is, once it has been ready, asleep or awake. */
-    public Optional<Description> description() {
-        return Optional.ofNullable(description);
+    /** The model that answers requests that name none: the first. */
+    public Optional<ManagedModel> defaultModel() {
+        return models.stream().findFirst();
     }
 
-    /** How many times the model has gone to sleep. */
-    public long sleeps() {
-        return sleeps.get();
+    /** The model a request names, by its id or another of its names. */
+    public Optional<ManagedModel> find(String name) {
+        return models.stream().filter(m -> m.spec().names().contains(name)).findFirst();
     }
 
-    /** How many times a request has opened the sleeping model again. */
-    public long wakes() {
-        return wakes.get();
+    /**
+     * Holds the model that serves {@code served} for work that has begun on it, as {@link ManagedModel#acquire}
+     * does; empty when it is no model of this server's (it has been unloaded meanwhile, or a test's).
+     */
+    public Optional<ManagedModel> hold(ServedModel served) {
+        for (ManagedModel m : models) {
+            if (m.model().orElse(null) == served) {
+                return m.holdAgain() ? Optional.of(m) : Optional.empty();
+            }
+        }
+        return Optional.empty();
     }
 
-    /** The engine steps the model has run, over all its openings. */
+    /** The memory budget, in bytes. */
+    public long budget() {
+        return budget;
+    }
+
+    /** The engine steps the models have run, over all their loads. */
     public StepCounts steps() {
-        ServedModel m = model;
-        return m == null ? slept : slept.plus(m.steps());
+        StepCounts sum = StepCounts.NONE;
+        for (ManagedModel m : models) {
+            sum = sum.plus(m.steps());
+        }
+        return sum;
     }
 
-    /** Why loading failed; empty otherwise. */
+    /** Why the server could not start its models; empty otherwise. */
     public String failure() {
         return failure;
     }
@@ -291,15 +306,22 @@ public class ModelService {
         return exitCode;
     }
 
-    /** Facts for the readiness check. */
+    /** Facts for the readiness check: the server's state and the default model. */
     public Map<String, String> readinessData() {
         Map<String, String> data = new LinkedHashMap<>();
         data.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
-        Description d = description;
-        if (d != null) {
-            data.put("model", d.id());
-            data.put("route", d.info().route());
-            data.put("device", d.info().device());
+        defaultModel().ifPresent(m -> {
+            data.put("model", m.id());
+            data.put("model_state", m.state().name().toLowerCase(java.util.Locale.ROOT));
+            m.description().ifPresent(d -> {
+                data.put("route", d.info().route());
+                data.put("device", d.info().device());
+            });
+        });
+        if (models.size() > 1) {
+            data.put("models", Long.toString(models.size()));
+            data.put("models_loaded", Long.toString(models.stream()
+                    .filter(m -> m.state() == ManagedModel.State.LOADED).count()));
         }
         return data;
     }

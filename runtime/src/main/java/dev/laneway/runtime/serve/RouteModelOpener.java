@@ -20,7 +20,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 
-/** Opens {@code laneway.model} through the route that claims it, packing a GGUF file into the cache first. */
+/** Opens a model through the route that claims it, packing a GGUF file or a checkpoint into the cache first. */
 @ApplicationScoped
 public class RouteModelOpener implements ModelOpener {
     private static final Logger LOG = Logger.getLogger(RouteModelOpener.class);
@@ -29,9 +29,9 @@ public class RouteModelOpener implements ModelOpener {
     LanewayConfig config;
 
     @Override
-    public ServedModel open() throws Exception {
-        ModelLocator.Located located = ModelLocator.locate(Path.of(config.model().orElseThrow()));
-        RouteOptions options = ModelLocator.withDefaultAlias(located, ServeOptions.from(config));
+    public ServedModel open(ModelSpec spec) throws Exception {
+        ModelLocator.Located located = ModelLocator.locate(spec.path());
+        RouteOptions options = spec.options();
         Path dir = located instanceof ModelLocator.Directory d ? d.dir()
                 : new PackCache(RouteSetup.cacheDir()).containerFor((ModelLocator.Packable) located, PackProgress.NONE);
         DispatchReport report = new Dispatcher(RouteSetup.catalog()).dispatch(dir, options);

@@ -59,9 +59,20 @@ public final class ScriptedModel implements ServedModel {
         }
     }
 
+    private final String id;
+
+    ScriptedModel() {
+        this(ID);
+    }
+
+    /** A scripted model known by {@code id}: one of several a server serves. */
+    ScriptedModel(String id) {
+        this.id = id;
+    }
+
     @Override
     public String id() {
-        return ID;
+        return id;
     }
 
     @Override

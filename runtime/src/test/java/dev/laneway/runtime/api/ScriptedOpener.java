@@ -1,6 +1,7 @@
 package dev.laneway.runtime.api;
 
 import dev.laneway.runtime.serve.ModelOpener;
+import dev.laneway.runtime.serve.ModelSpec;
 import dev.laneway.spi.ServedModel;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
@@ -22,7 +23,7 @@ public class ScriptedOpener implements ModelOpener {
     static final CountDownLatch BACKGROUND = new CountDownLatch(1);
 
     @Override
-    public ServedModel open() throws InterruptedException {
+    public ServedModel open(ModelSpec spec) throws InterruptedException {
         boolean hold = ConfigProvider.getConfig().getOptionalValue("scripted.hold-loading", Boolean.class)
                 .orElse(false);
         if (hold && !LOADING.await(60, TimeUnit.SECONDS)) {
@@ -32,6 +33,6 @@ public class ScriptedOpener implements ModelOpener {
             ScriptedModel.background = BACKGROUND;
         }
         boolean routed = ConfigProvider.getConfig().getOptionalValue("scripted.routed", Boolean.class).orElse(false);
-        return routed ? new RoutingScriptedModel() : new ScriptedModel();
+        return routed ? new RoutingScriptedModel() : new ScriptedModel(spec.id());
     }
 }

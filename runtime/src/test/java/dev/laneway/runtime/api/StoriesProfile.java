@@ -133,6 +133,37 @@ public class StoriesProfile implements QuarkusTestProfile {
         }
     }
 
+    /**
+     * Three models behind one server, at most two loaded at once ({@code --max-models 2}): stories260K ({@code -m},
+     * the default), and from a preset tinystories-656k (a Hugging Face checkpoint, loaded on first use) and stories260K
+     * again as {@code pinned}, which is never unloaded to make room.
+     */
+    public static class Models extends StoriesProfile {
+        static final String TINY = "tinystories";
+        static final String PINNED = "pinned";
+
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            Map<String, String> config = super.getConfigOverrides();
+            try {
+                java.nio.file.Path preset = java.nio.file.Files.createTempFile("laneway-models", ".ini");
+                preset.toFile().deleteOnExit();
+                java.nio.file.Files.writeString(preset, "version = 1\n\n[" + TINY + "]\nmodel = "
+                        + shared().resolve("models/tinystories-656k").toAbsolutePath() + "\n\n[" + PINNED + "]\n"
+                        + "; the same file as the default model, under another name\nmodel = "
+                        + model().toAbsolutePath() + "\npinned = true\n");
+                config.put("laneway.models-preset", preset.toString());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            config.put("laneway.max-models", "2");
+            config.put("laneway.streams", "2");
+            config.put("laneway.queue.max", "16");
+            config.put("laneway.metrics-endpoint", "true");
+            return config;
+        }
+    }
+
     /** The same server with {@code --api-key-file}: the key on the first line of a file, white space around it. */
     public static class WithApiKey extends StoriesProfile {
         @Override

@@ -133,7 +133,7 @@ class StoriesSleepTest {
     @Test
     void aRunningRequestHoldsTheModelAwake() throws InterruptedException {
         awaitSleep();
-        double sleeps = metric("laneway_model_sleeps_total");
+        double sleeps = metric(UNLOADS);
         long start = System.nanoTime();
         // Four choices of 2,000 tokens each, two at a time, take seconds on this model: longer than the idle second.
         String stream = post("/v1/completions", "{\"prompt\":\"Once\",\"n\":4,\"max_tokens\":2000,"
@@ -143,14 +143,17 @@ class StoriesSleepTest {
         assertTrue(seconds > 2, "the stream took " + seconds + " s, too short to outlast the idle second");
         assertTrue(stream.endsWith("data: [DONE]\n\n"), stream.substring(Math.max(0, stream.length() - 300)));
         assertEquals(4, stream.split("\"finish_reason\":\"length\"", -1).length - 1);
-        assertEquals(sleeps, metric("laneway_model_sleeps_total"), "the model slept while a request ran");
+        assertEquals(sleeps, metric(UNLOADS), "the model slept while a request ran");
         assertFalse(sleeping());
         // Tokenizing needs the model: it wakes it too.
         awaitSleep();
-        assertEquals(sleeps + 1, metric("laneway_model_sleeps_total"));
+        assertEquals(sleeps + 1, metric(UNLOADS));
         post("/tokenize", "{\"content\":\"Once\"}").then().statusCode(200);
         assertFalse(sleeping());
     }
+
+    /** The model's unloads, its sleeps. */
+    private static final String UNLOADS = "laneway_model_unloads_total{model=\"" + StoriesProfile.ALIAS + "\"}";
 
     private static double metric(String name) {
         return given().get("/q/metrics").asString().lines().filter(l -> l.startsWith(name + " ")).mapToDouble(l ->

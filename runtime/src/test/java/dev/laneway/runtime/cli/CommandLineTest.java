@@ -59,6 +59,14 @@ class CommandLineTest {
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--sleep-idle-seconds", "0"},
                         "--sleep-idle-seconds must be at least 1, or -1 (never), was 0"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--tags", "a, "}, "--tags must not hold a blank"),
+                Arguments.of(new String[]{"serve", "--models-dir", text.toString()}, "--models-dir " + text
+                        + " is not a directory"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--max-models", "-1"},
+                        "--max-models must be at least 0, was -1"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "-m", tmp.resolve("absent").toString()},
+                        "model path does not exist"),
+                Arguments.of(new String[]{"run", "-m", dir.toString(), "-m", dir.toString(), "-p", "x"},
+                        "-m is given 2 times; this command opens one model"),
                 Arguments.of(new String[]{"frobnicate"}, "Unmatched argument"));
     }
 

@@ -47,6 +47,13 @@ class EntrypointTest {
     }
 
     @Test
+    void aDirectoryAndAPresetOfModelsComeFromTheEnvironmentToo() throws Exception {
+        Map<String, String> env = Map.of("LANEWAY_MODELS_DIR", "/models", "LANEWAY_MODELS_PRESET",
+                "/config/models.ini");
+        assertEquals(jvmThen("serve", "--models-dir", "/models", "--models-preset", "/config/models.ini"), run(env));
+    }
+
+    @Test
     void theCommandLineWinsOverTheEnvironment() throws Exception {
         Map<String, String> env = Map.of("LANEWAY_MODEL", "/models/a", "LANEWAY_PORT", "8080",
                 "LANEWAY_HOST", "0.0.0.0", "LANEWAY_OPT", "x=1");
