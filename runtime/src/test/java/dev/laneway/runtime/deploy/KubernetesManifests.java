@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.gatewayapi.v1.HTTPRoute;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -41,7 +42,11 @@ final class KubernetesManifests {
             "apps/v1 Deployment", Deployment.class,
             "v1 Service", Service.class,
             "v1 PersistentVolumeClaim", PersistentVolumeClaim.class,
-            "autoscaling/v2 HorizontalPodAutoscaler", HorizontalPodAutoscaler.class);
+            "autoscaling/v2 HorizontalPodAutoscaler", HorizontalPodAutoscaler.class,
+            "gateway.networking.k8s.io/v1 HTTPRoute", HTTPRoute.class);
+
+    /** What an inference gateway needs beside the manifests: the pool chart's values and the route to the pool. */
+    static final Path INFERENCE_POOL = DIR.resolve("inference-pool");
 
     private static final ObjectMapper STRICT = strictMapper();
 
@@ -72,6 +77,15 @@ final class KubernetesManifests {
                     + found.size());
         }
         return found.get(0);
+    }
+
+    /** The documents of one file, typed as {@link #read(String, String)} types them. */
+    static List<HasMetadata> read(Path file) {
+        try {
+            return read(file.getFileName().toString(), Files.readString(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The documents of one YAML text, typed by their {@code apiVersion} and {@code kind}. */

@@ -14,6 +14,10 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.gatewayapi.v1.HTTPRoute;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -205,6 +209,62 @@ class KubernetesManifestsTest {
         // Every replica mounts it, on whatever node it runs.
         assertTrue(claim.getSpec().getAccessModes().stream().anyMatch(m -> m.endsWith("Many")),
                 claim.getSpec().getAccessModes()::toString);
+    }
+
+    /**
+     * The inference gateway's pieces fit the Deployment: the route, read strictly by the Gateway API's own types, sends
+     * requests to the InferencePool that the Inference Extension's chart makes from the values (named by the release,
+     * {@code laneway}); the pool selects the Deployment's pods on their serving port and reads them as vLLM servers;
+     * the pods serve /metrics open to the picker.
+     */
+    @Test
+    void theInferenceGatewaysRouteAndPoolReachTheReplicas() throws IOException {
+        List<HasMetadata> route = KubernetesManifests.read(KubernetesManifests.INFERENCE_POOL.resolve("httproute.yaml"));
+        assertEquals(1, route.size());
+        HTTPRoute httpRoute = (HTTPRoute) route.get(0);
+        var backend = httpRoute.getSpec().getRules().get(0).getBackendRefs().get(0);
+        assertEquals("inference.networking.k8s.io", backend.getGroup());
+        assertEquals("InferencePool", backend.getKind());
+        assertEquals("laneway", backend.getName());
+        assertEquals("Gateway", httpRoute.getSpec().getParentRefs().get(0).getKind());
+
+        JsonNode values = new ObjectMapper(new YAMLFactory()).readTree(
+                KubernetesManifests.INFERENCE_POOL.resolve("values.yaml").toFile());
+        assertEquals(Set.of("inferencePool", "provider"), fieldNames(values));
+        JsonNode pool = values.get("inferencePool");
+        assertEquals(Set.of("modelServers", "targetPorts", "modelServerType"), fieldNames(pool));
+        Deployment deployment = KubernetesManifests.one(Deployment.class);
+        Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
+        pool.get("modelServers").get("matchLabels").fields().forEachRemaining(label ->
+                assertEquals(label.getValue().asText(), podLabels.get(label.getKey()), label.getKey()));
+        Container container = onlyContainer(deployment.getSpec().getTemplate().getSpec());
+        assertEquals(1, pool.get("targetPorts").size());
+        assertEquals(port(container, "http").getContainerPort().intValue(),
+                pool.get("targetPorts").get(0).get("number").asInt());
+        assertEquals("vllm", pool.get("modelServerType").asText());
+        assertEquals("true", env(container, "LANEWAY_METRICS_ENDPOINT").getValue());
+        assertEquals("true", env(container, "LANEWAY_METRICS_OPEN").getValue());
+    }
+
+    @Test
+    void aMisspeltFieldOfTheRouteFailsTheReading() {
+        String yaml = """
+                apiVersion: gateway.networking.k8s.io/v1
+                kind: HTTPRoute
+                metadata: {name: x}
+                spec:
+                  rules:
+                    - backendRef: {group: inference.networking.k8s.io, kind: InferencePool, name: laneway}
+                """;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> KubernetesManifests.read("route.yaml", yaml));
+        assertTrue(e.getMessage().contains("\"backendRef\""), e.getMessage());
+    }
+
+    private static Set<String> fieldNames(JsonNode node) {
+        Set<String> names = new java.util.TreeSet<>();
+        node.fieldNames().forEachRemaining(names::add);
+        return names;
     }
 
     static Container onlyContainer(PodSpec pod) {
