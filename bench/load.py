@@ -12,6 +12,12 @@ medians over rounds.
   multi-turn: one client, an 8-turn conversation: each turn's prompt is the previous turn's prompt, its answer
               (16 tokens) and about 100 new tokens; TTFT of every turn.
   shared:     4 clients at once whose prompts share a 400-token prefix and differ in the last 40 tokens.
+  two-models: (with --second MODEL2.gguf) both files behind one server that loads one at a time (Laneway -m A -m B
+              --max-models 1; llama-server's router mode, --models-dir holding both, --models-max 1): requests
+              alternate between the models, so each must unload the other and load its own; the time to first
+              token of such a switch, against one to the model already loaded (SWITCHES of each, after one switch
+              each way untimed, which leaves the packed copies and the page cache warm), and the server's RSS
+              (its processes') with the first model at its first load and again after the switches.
 
 Prompts are random sequences of common English words. With a real tokenizer each word is about one token, and a
 generated answer read back in the next turn's prompt is (mostly) the same tokens again, as a trained model's answer
@@ -25,7 +31,8 @@ time to first token p50/p99, inter-token latency p50 (gaps between streamed toke
 llama-server (for latencies, lower is better: the ratio is still Laneway / llama-server).
 
 usage: bench/load.py [--clients 1,4,8] [--slots 4] [--rounds 3] [--requests 2] [--ctx 4096] [--threads 2]
-                     [--scenarios clients,multi-turn,shared] [--laneway-opt K=V]... MODEL.gguf
+                     [--scenarios clients,multi-turn,shared,two-models] [--second MODEL2.gguf] [--switches 4]
+                     [--laneway-opt K=V]... MODEL.gguf
 llama-server comes from $LLAMA_CPP_BIN, else the peer build script beside the checkout.
 Output format (stable, one row per scenario and measure):
   | scenario | measure | laneway | llama-server | ratio |
@@ -92,10 +99,12 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
 
-    def complete(self, prompt, max_tokens=GENERATED):
+    def complete(self, prompt, max_tokens=GENERATED, model=None):
         """One streamed completion; returns (send time, token arrival times, generated text)."""
-        body = json.dumps({"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True,
-                           "ignore_eos": True}).encode()
+        request = {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True, "ignore_eos": True}
+        if model:
+            request["model"] = model
+        body = json.dumps(request).encode()
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         sent = time.time()
         c.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
@@ -184,6 +193,61 @@ def run_multi_turn(server, turns, rng_seed):
         "turn 8 / turn 1": ttfts[-1] / ttfts[0]}
 
 
+def rss_mib(pid):
+    """Resident memory of a process and its descendants (llama-server's router runs each model as a child), MiB."""
+    total = 0
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            total = next((int(l.split()[1]) for l in f if l.startswith("VmRSS:")), 0) / 1024.0
+        for task in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                total += sum(rss_mib(int(c)) for c in f.read().split())
+    except (OSError, ValueError):
+        pass
+    return total
+
+
+def run_two_models(server, names, switches, rng_seed):
+    """
+    Requests alternating between two models of which one fits: TTFT of a switch and of staying on one model, and the
+    server's memory once the first model is loaded against after the switches (what unloading gives back).
+    """
+    rng = random.Random(rng_seed)
+    server.complete(words(rng, 8), 4, names[0])
+    first = rss_mib(server.proc.pid)
+    for name in names[1:] + names:  # untimed: each loads once and is switched to once
+        server.complete(words(rng, 8), 4, name)
+    switched, stayed = [], []
+    for i in range(switches):
+        name = names[i % 2]
+        sent, arrivals, _ = server.complete(words(rng, 40), 16, name)  # the other model was loaded
+        switched.append(arrivals[0] - sent)
+        sent, arrivals, _ = server.complete(words(rng, 40), 16, name)  # the same model again
+        stayed.append(arrivals[0] - sent)
+    server.complete(words(rng, 8), 4, names[0])  # back on the first model, to weigh the memory alike
+    return {"switch TTFT s": statistics.median(switched), "same-model TTFT s": statistics.median(stayed),
+            "RSS one model MiB": first, "RSS after switches MiB": rss_mib(server.proc.pid)}
+
+
+def two_model_servers(args, log):
+    """Laneway and llama-server's router, each serving both files with room for one model."""
+    folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "laneway-two-models-%d" % os.getpid())
+    os.makedirs(folder, exist_ok=True)
+    for m in (args.model, args.second):
+        link = os.path.join(folder, os.path.basename(m))
+        if not os.path.exists(link):
+            os.symlink(os.path.abspath(m), link)
+    names = [os.path.basename(m)[:-len(".gguf")] for m in (args.model, args.second)]
+    lw_port, ls_port = free_port(), free_port()
+    lw_cmd = [os.path.join(HOME, "laneway"), "serve", "-m", args.model, "-m", args.second, "--max-models", "1",
+              "--streams", "1", "--host", "127.0.0.1", "--port", str(lw_port), "--opt", "threads=%d" % args.threads,
+              "--opt", "ctx=%d" % args.ctx]
+    ls_cmd = [os.path.join(llama_bin(), "llama-server"), "--models-dir", folder, "--models-max", "1",
+              "-t", str(args.threads), "-np", "1", "-c", str(args.ctx), "--host", "127.0.0.1", "--port",
+              str(ls_port)]
+    return names, [Server("laneway", lw_cmd, lw_port, log), Server("llama-server", ls_cmd, ls_port, log)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model")
@@ -196,8 +260,12 @@ def main():
     ap.add_argument("--turns", type=int, default=8)
     ap.add_argument("--scenarios", default="clients,multi-turn,shared")
     ap.add_argument("--laneway-opt", action="append", default=[])
+    ap.add_argument("--second", help="a second GGUF file, for the two-models scenario")
+    ap.add_argument("--switches", type=int, default=4)
     args = ap.parse_args()
     scenarios = args.scenarios.split(",")
+    if "two-models" in scenarios and not args.second:
+        sys.exit("the two-models scenario needs --second MODEL2.gguf")
     clients = [int(c) for c in args.clients.split(",")]
 
     log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "laneway-load.log"), "ab")
@@ -211,6 +279,8 @@ def main():
               "-np", str(args.slots), "-c", str(args.slots * args.ctx), "--host", "127.0.0.1", "--port",
               str(ls_port)]
     servers = [Server("laneway", lw_cmd, lw_port, log), Server("llama-server", ls_cmd, ls_port, log)]
+    one_model = [s for s in scenarios if s != "two-models"]
+    names, two = two_model_servers(args, log) if "two-models" in scenarios else ([], [])
 
     # rows[(scenario, measure)][server] = [value per round]
     rows = {}
@@ -221,7 +291,13 @@ def main():
 
     for rnd in range(args.rounds):
         order = servers if rnd % 2 == 0 else servers[::-1]
-        for server in order:
+        for server in two if rnd % 2 == 0 else two[::-1]:
+            server.start()
+            try:
+                record("two-models", run_two_models(server, names, args.switches, 1000 * rnd + 900), server)
+            finally:
+                server.stop()
+        for server in order if one_model else []:
             server.start()
             try:
                 server.complete(words(random.Random(99), 8), 4)  # warm-up, not timed

@@ -116,7 +116,7 @@ inline long long compactBytes(int layout, int rows, int cols) {
 class CopyArena {
 public:
     ~CopyArena() {
-        for (void* c : chunks_) std::free(c);
+        for (const Chunk& c : chunks_) munmap(c.start, c.size);
     }
 
     // `bytes` of 64-byte aligned memory, or nullptr if out of memory. Thread-safe.
@@ -139,19 +139,31 @@ private:
     static constexpr size_t kPageBytes = 2 << 20;
     static constexpr size_t kChunkBytes = 16 * kPageBytes;
 
+    // Mapped directly rather than from malloc, whose free keeps large blocks for reuse once it has raised its mapping
+    // threshold: unmapped here, a closed model's copies go back to the system at once.
     uint8_t* newChunk(size_t bytes) {
         const size_t size = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
-        void* c = std::aligned_alloc(kPageBytes, size);
-        if (c == nullptr) return nullptr;
+        void* m = mmap(nullptr, size + kPageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return nullptr;
+        // aligned to a huge page; the slack before and after is given back
+        uint8_t* start = (uint8_t*)(((uintptr_t)m + kPageBytes - 1) / kPageBytes * kPageBytes);
+        size_t head = (size_t)(start - (uint8_t*)m);
+        if (head > 0) munmap(m, head);
+        if (kPageBytes - head > 0) munmap(start + size, kPageBytes - head);
 #ifdef MADV_HUGEPAGE
-        madvise(c, size, MADV_HUGEPAGE);  // a request: without transparent huge pages the memory is still usable
+        madvise(start, size, MADV_HUGEPAGE);  // a request: without transparent huge pages the memory is still usable
 #endif
-        chunks_.push_back(c);
-        return (uint8_t*)c;
+        chunks_.push_back(Chunk{start, size});
+        return start;
     }
 
+    struct Chunk {
+        void* start;
+        size_t size;
+    };
+
     std::mutex lock_;
-    std::vector<void*> chunks_;
+    std::vector<Chunk> chunks_;
     uint8_t* next_ = nullptr;
     size_t left_ = 0;
 };

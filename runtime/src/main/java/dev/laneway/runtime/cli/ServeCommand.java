@@ -139,6 +139,10 @@ final class ServeCommand implements Callable<Integer> {
             + " no request used it, giving its memory back; the next request opens it again (default: -1, never).")
     Integer sleepIdleSeconds;
 
+    @Option(names = "--keep-alive", paramLabel = "DURATION", description = "As --sleep-idle-seconds, written as Ollama's"
+            + " keep-alive: seconds or a duration such as 5m or 1h30m (at least 1 s), or -1 (never).")
+    String keepAlive;
+
     @Option(names = "--models-dir", paramLabel = "DIR", description = "Serve every model in DIR too (container"
             + " directories, .gguf files, checkpoints), each named by its file or folder and loaded on first use.")
     Path modelsDir;
@@ -172,6 +176,18 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         RouteOptions options = model.routeOptions();
+        if (keepAlive != null) {
+            if (sleepIdleSeconds != null) {
+                throw new UsageException("give --keep-alive or --sleep-idle-seconds, not both: they are one setting");
+            }
+            java.time.Duration d = dev.laneway.runtime.serve.KeepAlive.parse(keepAlive).orElseThrow(() ->
+                    new UsageException("--keep-alive must be seconds or a duration such as 5m, or -1, was "
+                            + keepAlive));
+            if (!d.isNegative() && d.toSeconds() < 1) {
+                throw new UsageException("--keep-alive must be at least 1 s, or -1 (never), was " + keepAlive);
+            }
+            sleepIdleSeconds = d.isNegative() ? -1 : (int) Math.min(Integer.MAX_VALUE, d.toSeconds());
+        }
         if (sleepIdleSeconds != null && (sleepIdleSeconds == 0 || sleepIdleSeconds < -1)) {
             throw new UsageException("--sleep-idle-seconds must be at least 1, or -1 (never), was " + sleepIdleSeconds);
         }

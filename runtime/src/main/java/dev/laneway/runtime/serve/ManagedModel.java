@@ -301,6 +301,9 @@ public final class ManagedModel {
             notifyAll();
         }
         m.close();
+        // What the model held on the heap, and the native memory its buffers' cleaners free, goes back to the
+        // system now rather than at some later collection, before another model takes its place.
+        System.gc();
         LOG.infof("model '%s' %s: its memory is given back until a request needs it", id(), why);
         return true;
     }

@@ -59,6 +59,12 @@ class CommandLineTest {
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--sleep-idle-seconds", "0"},
                         "--sleep-idle-seconds must be at least 1, or -1 (never), was 0"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--tags", "a, "}, "--tags must not hold a blank"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--keep-alive", "soon"},
+                        "--keep-alive must be seconds or a duration such as 5m, or -1, was soon"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--keep-alive", "500ms"},
+                        "--keep-alive must be at least 1 s"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--keep-alive", "5m",
+                        "--sleep-idle-seconds", "9"}, "give --keep-alive or --sleep-idle-seconds, not both"),
                 Arguments.of(new String[]{"serve", "--models-dir", text.toString()}, "--models-dir " + text
                         + " is not a directory"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--max-models", "-1"},
