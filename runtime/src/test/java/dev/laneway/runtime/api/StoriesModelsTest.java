@@ -110,17 +110,32 @@ class StoriesModelsTest {
     }
 
     /**
-     * Eight clients, each asking the three models in turn from a different start, three rounds: the two unpinned
-     * models keep taking each other's room while requests run; every answer is the model's own, none fails, the
-     * pinned model is never unloaded, and at most two models are loaded at the end.
+     * Eight clients, each asking the three models in turn from a different start, three rounds, while a ninth asks
+     * for the unpinned models to be unloaded and loaded by hand: the two unpinned models keep taking each other's room
+     * while requests run; every answer is the model's own, none fails, the pinned model is never unloaded, and at most
+     * two models are loaded at the end.
      */
     @Test
     void c_eightClientsOverThreeModelsWhileTheyLoadAndUnload() throws Exception {
         double pinnedLoads = loads(PINNED);
         double unloads = metric("laneway_model_unloads_total{model=\"" + StoriesProfile.ALIAS + "\"}")
                 + metric("laneway_model_unloads_total{model=\"" + TINY + "\"}");
-        ExecutorService clients = Executors.newFixedThreadPool(8);
+        ExecutorService clients = Executors.newFixedThreadPool(9);
+        java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
         try {
+            Future<Integer> byHand = clients.submit(() -> {
+                int asked = 0;
+                for (int i = 0; running.get(); i++) {
+                    String model = i % 2 == 0 ? TINY : StoriesProfile.ALIAS;
+                    String path = i % 3 == 0 ? "/models/load" : "/models/unload";
+                    Response r = given().contentType("application/json").body("{\"model\":\"" + model + "\"}")
+                            .post(path);
+                    assertEquals(200, r.statusCode(), path + " " + model + ": " + r.asString());
+                    asked++;
+                    Thread.sleep(20);
+                }
+                return asked;
+            });
             List<Future<?>> done = new ArrayList<>();
             for (int c = 0; c < 8; c++) {
                 int first = c;
@@ -135,7 +150,10 @@ class StoriesModelsTest {
             for (Future<?> f : done) {
                 f.get(300, TimeUnit.SECONDS);
             }
+            running.set(false);
+            assertTrue(byHand.get(60, TimeUnit.SECONDS) > 0);
         } finally {
+            running.set(false);
             clients.shutdownNow();
         }
         assertEquals(pinnedLoads, loads(PINNED), "the pinned model was unloaded");
