@@ -156,10 +156,10 @@ final class ServeCommand implements Callable<Integer> {
             + " unloading the least recently used idle one first (default: 0, as many as --memory-budget holds).")
     Integer maxModels;
 
-    @Option(names = "--memory-budget", paramLabel = "MiB", description = "MiB the loaded models' files may take"
-            + " together; a load that would pass it unloads the least recently used idle models first (default: the"
-            + " machine's memory).")
-    Long memoryBudget;
+    @Option(names = "--memory-budget", paramLabel = "SIZE", description = "What the loaded models' files may take"
+            + " together, as 12G, 800M or MiB alone; a load that would pass it unloads the least recently used idle"
+            + " models first (default: the machine's memory).")
+    String memoryBudget;
 
     @Option(names = "--no-webui", description = "Serve no chat page at / (a 404 there).")
     boolean noWebui;
@@ -282,8 +282,8 @@ final class ServeCommand implements Callable<Integer> {
         if (maxModels != null && maxModels < 0) {
             throw new UsageException("--max-models must be at least 0, was " + maxModels);
         }
-        if (memoryBudget != null && memoryBudget < 1) {
-            throw new UsageException("--memory-budget must be at least 1 MiB, was " + memoryBudget);
+        if (memoryBudget != null) {
+            memoryBudgetMib();
         }
         List<ModelLocator.Located> located = new java.util.ArrayList<>();
         for (Path path : model.models) {
@@ -301,6 +301,28 @@ final class ServeCommand implements Callable<Integer> {
                 }
             }
         }
+    }
+
+    private static final java.util.regex.Pattern SIZE =
+            java.util.regex.Pattern.compile("(?i)(\\d+(?:\\.\\d+)?)\\s*(?:([kmgt])i?b?)?");
+
+    /** {@code --memory-budget} in MiB: a number with K, M, G or T (binary units, B or iB optional), else MiB. */
+    private long memoryBudgetMib() {
+        java.util.regex.Matcher m = SIZE.matcher(memoryBudget.strip());
+        if (!m.matches()) {
+            throw new UsageException("--memory-budget must be a size such as 12G or 800M, was " + memoryBudget);
+        }
+        double mib = Double.parseDouble(m.group(1)) * switch (m.group(2) == null ? "m"
+                : m.group(2).toLowerCase(java.util.Locale.ROOT)) {
+            case "k" -> 1.0 / 1024;
+            case "g" -> 1024;
+            case "t" -> 1024 * 1024;
+            default -> 1;
+        };
+        if (mib < 1) {
+            throw new UsageException("--memory-budget must be at least 1 MiB, was " + memoryBudget);
+        }
+        return (long) mib;
     }
 
     /** The sampling defaults, checked as a request's fields are. */
@@ -346,7 +368,7 @@ final class ServeCommand implements Callable<Integer> {
             settings.put("laneway.models-preset", modelsPreset.toAbsolutePath().toString());
         }
         putIfSet(settings, "laneway.max-models", maxModels);
-        putIfSet(settings, "laneway.memory-budget-mib", memoryBudget);
+        putIfSet(settings, "laneway.memory-budget-mib", memoryBudget == null ? null : memoryBudgetMib());
         if (!model.aliases().isEmpty()) {
             settings.put("laneway.alias", String.join(",", model.aliases()));
         }

@@ -59,6 +59,10 @@ class CommandLineTest {
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--sleep-idle-seconds", "0"},
                         "--sleep-idle-seconds must be at least 1, or -1 (never), was 0"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--tags", "a, "}, "--tags must not hold a blank"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--memory-budget", "lots"},
+                        "--memory-budget must be a size such as 12G or 800M, was lots"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--memory-budget", "512K"},
+                        "--memory-budget must be at least 1 MiB, was 512K"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--keep-alive", "soon"},
                         "--keep-alive must be seconds or a duration such as 5m, or -1, was soon"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--keep-alive", "500ms"},
@@ -111,6 +115,25 @@ class CommandLineTest {
         assertEquals(ExitCodes.USAGE, o.code());
         assertTrue(o.out().contains("refused: no route serves"), o.out());
         assertTrue(o.out().contains("generic"), o.out());
+    }
+
+    /**
+     * Several models become configuration the server reads back as they were given: each -m path (a comma in one
+     * escaped, as a list element must be), the models directory and preset, and the memory budget in MiB from a size.
+     */
+    @Test
+    void severalModelsAndTheirBoundsBecomeConfiguration() {
+        ServeCommand serve = new ServeCommand();
+        new picocli.CommandLine(serve).parseArgs("-m", "/m/a,b.gguf", "-m", "/m/c", "--models-dir", "/m/all",
+                "--models-preset", "/m/models.ini", "--max-models", "2", "--memory-budget", "12G");
+        java.util.Map<String, String> settings = serve.settings(serve.model.routeOptions());
+        assertEquals("/m/a\\,b.gguf,/m/c", settings.get("laneway.model"));
+        assertEquals("/m/all", settings.get("laneway.models-dir"));
+        assertEquals("/m/models.ini", settings.get("laneway.models-preset"));
+        assertEquals("2", settings.get("laneway.max-models"));
+        assertEquals("12288", settings.get("laneway.memory-budget-mib"));
+        new picocli.CommandLine(serve).parseArgs("-m", "/m/a", "--memory-budget", "1.5GiB");
+        assertEquals("1536", serve.settings(serve.model.routeOptions()).get("laneway.memory-budget-mib"));
     }
 
     /**
