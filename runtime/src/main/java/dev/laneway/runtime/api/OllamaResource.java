@@ -39,7 +39,7 @@ import java.util.Optional;
  * embeddings path, and the model's description under {@code /api/tags}, {@code /api/ps}, {@code /api/show} and
  * {@code /api/version}. A request's {@code keep_alive} says how long the model stays open after it. What manages
  * a library of models ({@code /api/pull}, {@code /api/push}, {@code /api/create}, {@code /api/copy},
- * {@code /api/delete}, blobs) is refused by name: this server serves the model it was started with. Errors come as
+ * {@code /api/delete}, blobs) is refused by name: this server serves the models it was started with. Errors come as
  * Ollama's {@code {"error": message}}.
  */
 @Path("/api")
@@ -259,7 +259,7 @@ public class OllamaResource {
         return embeddings.embeddings(JsonRequest.of(openAi));
     }
 
-    /** Managing models by name needs a library and the network; this server serves the model it was started with. */
+    /** Managing models by name needs a library and the network; this server serves the models it was started with. */
     @POST
     @Path("{action: pull|push|create|copy}")
     public void manage(@PathParam("action") String action) {
