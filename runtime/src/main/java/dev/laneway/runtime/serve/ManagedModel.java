@@ -147,16 +147,7 @@ public final class ManagedModel {
             loadFailed(e.getMessage());
             throw new Unavailable("loading the model " + id() + " failed: " + e.getMessage(), false);
         }
-        synchronized (this) {
-            description = new Description(opened.id(), opened.info(), opened.chatTemplateSource());
-            model = opened;
-            state = State.LOADED;
-            failure = "";
-            loads++;
-            loadsTried++;
-            lastUsed = System.nanoTime();
-            notifyAll();
-        }
+        loaded(opened);
         service.opened(this);
         LOG.infof("model '%s' loaded on %s in %d ms", id(), opened.info().device(),
                 (System.nanoTime() - start) / 1_000_000);
@@ -195,16 +186,20 @@ public final class ManagedModel {
             }
             throw e;
         }
-        synchronized (this) {
-            description = new Description(opened.id(), opened.info(), opened.chatTemplateSource());
-            model = opened;
-            state = State.LOADED;
-            loads++;
-            loadsTried++;
-            lastUsed = System.nanoTime();
-            notifyAll();
-        }
+        loaded(opened);
         LOG.infof("model '%s' ready on %s", id(), opened.info().device());
+    }
+
+    /** The model is open: requests waiting for it may use it. */
+    private synchronized void loaded(ServedModel opened) {
+        description = new Description(opened.id(), opened.info(), opened.chatTemplateSource());
+        model = opened;
+        state = State.LOADED;
+        failure = "";
+        loads++;
+        loadsTried++;
+        lastUsed = System.nanoTime();
+        notifyAll();
     }
 
     /**
