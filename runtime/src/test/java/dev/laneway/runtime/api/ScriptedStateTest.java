@@ -81,8 +81,11 @@ class ScriptedStateTest {
             Future<Integer> running = clients.submit(() -> post("/v1/completions",
                     "{\"prompt\":\"forever:\",\"max_tokens\":4000}").statusCode());
             awaitGauge("vllm:num_requests_running", 1);
+            // The scripted model runs every submitted generation at once, so the queued one must not end while the
+            // gauges are read: it waits for the hold to open.
+            ScriptedModel.hold = new java.util.concurrent.CountDownLatch(1);
             Future<Integer> waiting = clients.submit(() -> post("/v1/completions",
-                    "{\"prompt\":\"say:next\"}").statusCode());
+                    "{\"prompt\":\"hold:\",\"max_tokens\":2}").statusCode());
             awaitGauge("vllm:num_requests_waiting", 1);
             Map<String, Sample> first = prometheus(given().get("/metrics").then().statusCode(200)
                     .contentType(org.hamcrest.Matchers.startsWith("text/plain")).extract().asString());
@@ -99,9 +102,11 @@ class ScriptedStateTest {
             assertEquals(1, config.value());
             assertEquals(Map.of("max_lora", "0", "running_lora_adapters", "", "waiting_lora_adapters", ""),
                     first.get("vllm:lora_requests_info").labels());
+            ScriptedModel.hold.countDown();
             assertEquals(200, running.get(30, TimeUnit.SECONDS));
             assertEquals(200, waiting.get(30, TimeUnit.SECONDS));
         } finally {
+            ScriptedModel.hold.countDown();
             clients.shutdownNow();
         }
         awaitGauge("vllm:kv_cache_usage_perc", 0);
