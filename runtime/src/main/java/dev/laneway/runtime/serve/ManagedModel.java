@@ -47,8 +47,8 @@ public final class ManagedModel {
     private volatile ServedModel model;
     private volatile Description description;
     private volatile String failure = "";
-    /** Loads tried; a waiting request sees that the one it waited for failed. Guarded by this. */
-    private long loadsTried;
+    /** Loads that failed; a waiting request sees that the one it waited for did. Guarded by this. */
+    private long loadsFailed;
     /** The engine steps of earlier loads, which unloading closed. */
     private volatile StepCounts closedSteps = StepCounts.NONE;
     /** Requests holding the model; guarded by this. */
@@ -113,7 +113,7 @@ public final class ManagedModel {
                     users++;  // this request's hold, so that nothing unloads it between its load and its use
                     break;
                 }
-                long tried = loadsTried;  // loading, or yielding its room
+                long failed = loadsFailed;  // loading, or yielding its room
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new Unavailable("the model " + id() + (state == State.LOADING ? " is still loading"
@@ -125,7 +125,7 @@ public final class ManagedModel {
                     Thread.currentThread().interrupt();
                     throw new Unavailable("interrupted while the model " + id() + " loaded", false);
                 }
-                if (state == State.UNLOADED && loadsTried > tried) {
+                if (state == State.UNLOADED && loadsFailed > failed) {
                     throw new Unavailable("loading the model " + id() + " failed: " + failure, false);
                 }
             }
@@ -159,7 +159,7 @@ public final class ManagedModel {
             failure = why == null ? "" : why;
             state = State.UNLOADED;
             users--;
-            loadsTried++;
+            loadsFailed++;
             notifyAll();
         }
         service.opened(this);
@@ -197,7 +197,6 @@ public final class ManagedModel {
         state = State.LOADED;
         failure = "";
         loads++;
-        loadsTried++;
         lastUsed = System.nanoTime();
         notifyAll();
     }
