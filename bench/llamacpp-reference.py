@@ -5,7 +5,8 @@ For each prompt (token ids), the greedy continuation's ids and, at every generat
 with their log-probabilities (llama-server's n_probs, before sampling). The server runs on one thread with an f32
 KV cache, so the numbers do not depend on the machine's thread count.
 
-  usage: bench/llamacpp-reference.py MODEL.gguf "1,300,301;1,400,2" [-n 32] [--top 5] > reference.json
+  usage: bench/llamacpp-reference.py MODEL.gguf "1,300,301;1,400,2" [-n 32] [--top 5] [--lora ADAPTER.gguf[:SCALE]]...
+         > reference.json   (each --lora applied to every prompt, at SCALE, 1 by default)
   (llama-server from LLAMA_CPP_BIN, or the directory the peer build script prints)
 """
 import argparse
@@ -36,8 +37,16 @@ def free_port():
 def post(port, path, body):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return json.load(r)
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        sys.exit(f"{path}: HTTP {e.code}: {e.read().decode(errors='replace')}")
+
+
+def recorded(argv):
+    """The arguments as the reference records them: files by their names alone."""
+    return [os.path.basename(a) if os.path.exists(a.partition(":")[0]) else a for a in argv]
 
 
 def main():
@@ -46,11 +55,16 @@ def main():
     ap.add_argument("prompts", help="prompts as token ids: '1,2,3;1,5'")
     ap.add_argument("-n", type=int, default=32)
     ap.add_argument("--top", type=int, default=5)
+    ap.add_argument("--lora", action="append", default=[])
     args = ap.parse_args()
+    adapters = []
+    for lora in args.lora:
+        path, _, scale = lora.partition(":")
+        adapters += ["--lora-scaled", path + ":" + (scale or "1")]
     port = free_port()
     server = subprocess.Popen([llama_server(), "-m", args.model, "-t", "1", "-np", "1", "-c", "1024",
                                "--port", str(port), "--host", "127.0.0.1", "-ctk", "f32", "-ctv", "f32",
-                               "--no-warmup", "-fa", "off"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--no-warmup", "-fa", "off"] + adapters, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
             try:
@@ -72,7 +86,8 @@ def main():
                         for p in out["completion_probabilities"]],
             })
         json.dump({"generator": {"model": os.path.basename(args.model),
-                                 "command": "bench/llamacpp-reference.py " + " ".join(sys.argv[1:]),
+                                 **({"lora": [os.path.basename(a) for a in args.lora]} if args.lora else {}),
+                                 "command": "bench/llamacpp-reference.py " + " ".join(recorded(sys.argv[1:])),
                                  "server": "llama-server -t 1 -c 1024 -ctk f32 -ctv f32 -fa off, greedy"},
                    "records": records}, sys.stdout, separators=(",", ":"))
         print()

@@ -1,5 +1,6 @@
 package dev.laneway.spi;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -25,10 +26,12 @@ import java.util.Optional;
  * @param shiftKeep    {@link #NO_SHIFT}: the generation ends where the context does; 0 or more: when the context is
  *                     full it shifts (llama-server's context shift): the first {@code shiftKeep} positions stay, half
  *                     of those after them are dropped, and the generation goes on (to {@code maxTokens})
+ * @param adapters     the LoRA adapters applied, each at its scale; empty: the base model
  */
 public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
                                 Optional<OutputGrammar> grammar, boolean cachePrompt, int slot,
-                                boolean postSampling, String cacheSalt, int shiftKeep) {
+                                boolean postSampling, String cacheSalt, int shiftKeep,
+                                List<AdapterUse> adapters) {
     /** Report no log-probabilities. */
     public static final int NO_LOGPROBS = -1;
     /** Any stream the model chooses. */
@@ -43,6 +46,7 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
         Objects.requireNonNull(sampling, "sampling");
         Objects.requireNonNull(grammar, "grammar");
         Objects.requireNonNull(cacheSalt, "cacheSalt");
+        adapters = List.copyOf(adapters);
         if (prompt.length == 0) {
             throw new IllegalArgumentException("prompt must hold at least one token");
         }
@@ -51,6 +55,14 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
                     + " below -1");
         }
         prompt = prompt.clone();
+    }
+
+    /** The base model alone. */
+    public GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, int topLogprobs, boolean ignoreEos,
+                             Optional<OutputGrammar> grammar, boolean cachePrompt, int slot, boolean postSampling,
+                             String cacheSalt, int shiftKeep) {
+        this(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, slot, postSampling, cacheSalt,
+                shiftKeep, List.of());
     }
 
     /** Ending where the context does. */
@@ -86,6 +98,18 @@ public record GenerationRequest(int[] prompt, int maxTokens, Sampling sampling, 
     @Override
     public int[] prompt() {
         return prompt.clone();
+    }
+
+    /** This request with {@code adapters} applied instead of its own. */
+    public GenerationRequest withAdapters(List<AdapterUse> adapters) {
+        return new GenerationRequest(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, slot,
+                postSampling, cacheSalt, shiftKeep, adapters);
+    }
+
+    /** This request under another cache salt. */
+    public GenerationRequest withCacheSalt(String salt) {
+        return new GenerationRequest(prompt, maxTokens, sampling, topLogprobs, ignoreEos, grammar, cachePrompt, slot,
+                postSampling, salt, shiftKeep, adapters);
     }
 
     /** Whether log-probabilities are asked for. */

@@ -233,6 +233,29 @@ public interface ServedModel extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Loads the LoRA adapter at {@code path} (a GGUF adapter file, or a PEFT directory) under {@code name}, for
+     * generations that name it ({@link GenerationRequest#adapters()}); a loaded adapter of that name is replaced, the
+     * generations already running keeping the one they started with.
+     *
+     * @throws IllegalArgumentException naming what does not fit: the architecture, a tensor the model has not, a shape
+     * @throws java.io.IOException      when the adapter cannot be read
+     * @throws UnsupportedOperationException when this model does not apply adapters, with why
+     */
+    default ModelAdapter loadAdapter(String name, java.nio.file.Path path) throws java.io.IOException {
+        throw new UnsupportedOperationException("model " + id() + " does not apply LoRA adapters");
+    }
+
+    /** Unloads the adapter of that name; false when none was loaded. Running generations keep theirs to the end. */
+    default boolean unloadAdapter(String name) {
+        return false;
+    }
+
+    /** The adapters loaded, in the order they were. */
+    default List<ModelAdapter> adapters() {
+        return List.of();
+    }
+
     /** How much of the KV cache running generations hold now; {@link KvUse#NONE} where the model does not say. */
     default KvUse kvUse() {
         return KvUse.NONE;

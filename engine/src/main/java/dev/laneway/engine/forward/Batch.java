@@ -1,5 +1,7 @@
 package dev.laneway.engine.forward;
 
+import dev.laneway.engine.lora.AdapterSet;
+
 /**
  * The rows of one forward call. Rows come in segments, each of consecutive positions of one sequence (a slot of the
  * KV cache): a decoding sequence's next token is a segment of one row, a prompt's chunk a longer one. Matrix products
@@ -17,6 +19,10 @@ public final class Batch {
     final int[] logitRows;
     /** Per segment: first row, rows, first position, cache offset of its slot (filled when the call runs). */
     final int[] quads;
+    /** Per segment: the LoRA adapters its rows apply, null for none. */
+    final AdapterSet[] adapters;
+    /** Whether any segment applies adapters. */
+    boolean adapted;
     int segments;
     int totalRows;
     int logitCount;
@@ -29,13 +35,16 @@ public final class Batch {
         slot = new int[maxSegments];
         logitRows = new int[maxSegments];
         quads = new int[4 * maxSegments];
+        adapters = new AdapterSet[maxSegments];
     }
 
     /** Empties the batch. */
     public Batch clear() {
+        java.util.Arrays.fill(adapters, 0, segments, null);
         segments = 0;
         totalRows = 0;
         logitCount = 0;
+        adapted = false;
         return this;
     }
 
@@ -45,6 +54,12 @@ public final class Batch {
      * @param wantsLogits whether the logits after the segment's last token are wanted
      */
     public Batch add(int slot, int startPos, int[] tokens, int offset, int n, boolean wantsLogits) {
+        return add(slot, startPos, tokens, offset, n, wantsLogits, null);
+    }
+
+    /** As above, the rows applying {@code adapters} (null: none). */
+    public Batch add(int slot, int startPos, int[] tokens, int offset, int n, boolean wantsLogits,
+                     AdapterSet adapters) {
         if (segments == firstRow.length) {
             throw new IllegalArgumentException("more than " + firstRow.length + " sequences in one batch");
         }
@@ -57,6 +72,8 @@ public final class Batch {
         rows[segments] = n;
         this.startPos[segments] = startPos;
         this.slot[segments] = slot;
+        this.adapters[segments] = adapters;
+        adapted |= adapters != null;
         if (wantsLogits) {
             logitRows[logitCount++] = totalRows + n - 1;
         }

@@ -15,6 +15,8 @@ public final class ForwardState {
     final KvCache cache;
     final int maxBatch;
     final Batch batch;
+    /** Scratch rows for the batch's LoRA adapters, if it applies any. */
+    final LoraProducts lora = new LoraProducts();
     private final int contextLength;
 
     /** Plan buffers; a logits row is {@code logitsStride} floats (the head's rows, at least the vocabulary). */

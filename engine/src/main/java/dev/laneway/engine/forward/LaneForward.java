@@ -78,6 +78,17 @@ public interface LaneForward {
         throw new UnsupportedOperationException("this model's forward cannot shift its context");
     }
 
+    /**
+     * Checks that this forward can apply {@code adapter} to rows that ask for it: it multiplies by the adapter's
+     * matrices, at their shapes.
+     *
+     * @throws IllegalArgumentException      naming a matrix that does not fit
+     * @throws UnsupportedOperationException when this forward applies no adapters
+     */
+    default void checkAdapter(dev.laneway.engine.lora.LoraAdapter adapter) {
+        throw new UnsupportedOperationException("this model's forward does not apply LoRA adapters");
+    }
+
     /** A state buffer by name, for diagnostics; null when there is none. */
     float[] buffer(ForwardState state, String name);
 }

@@ -60,4 +60,9 @@ public final class OneSubmissionForward implements LaneForward {
     public float[] buffer(ForwardState state, String name) {
         return inner.buffer(state, name);
     }
+
+    @Override
+    public void checkAdapter(dev.laneway.engine.lora.LoraAdapter adapter) {
+        inner.checkAdapter(adapter);
+    }
 }

@@ -31,10 +31,13 @@ public final class PlanForward implements LaneForward {
     private final FinalNorm finalNorm;
     /** Each layer's RoPE (none for a layer without), for shifting the context. */
     private final Map<Integer, Rope> layerRopes;
+    /** The matrices a LoRA adapter may change (every product over all rows), with their rows and columns. */
+    private final Map<String, int[]> adaptable;
 
     private PlanForward(Dims dims, Kernels kernels, List<String> bufferNames, List<Plan.Dim> bufferDims,
                         List<Step> steps, List<StepInfo> infos, int logits, int logitsStride, FinalNorm finalNorm,
-                        Map<Integer, Rope> layerRopes) {
+                        Map<Integer, Rope> layerRopes, Map<String, int[]> adaptable) {
+        this.adaptable = adaptable;
         this.finalNorm = finalNorm;
         this.layerRopes = layerRopes;
         this.dims = dims;
@@ -59,6 +62,24 @@ public final class PlanForward implements LaneForward {
     @Override
     public Dims dims() {
         return dims;
+    }
+
+    /** Every adapter whose matrices this forward multiplies by, at their shapes, applies. */
+    @Override
+    public void checkAdapter(dev.laneway.engine.lora.LoraAdapter adapter) {
+        for (Map.Entry<String, dev.laneway.engine.lora.LoraAdapter.Pair> e : adapter.pairs().entrySet()) {
+            int[] shape = adaptable.get(e.getKey());
+            if (shape == null) {
+                throw new IllegalArgumentException("adapter " + adapter.name() + " changes " + e.getKey()
+                        + ", which is not a matrix this model multiplies every row by (adapters change the layers'"
+                        + " projections)");
+            }
+            var p = e.getValue();
+            if (p.a().cols() != shape[1] || p.b().rows() != shape[0]) {
+                throw new IllegalArgumentException("adapter " + adapter.name() + " changes " + e.getKey() + " as "
+                        + p.b().rows() + "x" + p.a().cols() + "; the model's is " + shape[0] + "x" + shape[1]);
+            }
+        }
     }
 
     /** The epilogue's norm of the model's final norm tensor, when the plan has one. */
@@ -137,6 +158,7 @@ public final class PlanForward implements LaneForward {
         private final Map<Rope.Style, Rope> ropes = new EnumMap<>(Rope.Style.class);
         private final Map<Rope.Style, Rope> localRopes = new EnumMap<>(Rope.Style.class);
         private final Map<Integer, Rope> layerRopes = new java.util.HashMap<>();
+        private final Map<String, int[]> adaptable = new java.util.HashMap<>();
         private final AttentionShape attention;
         private final AttentionShape windowed;
         /** The most rows a product into a vocabulary-wide buffer writes per token (a padded head's). */
@@ -185,7 +207,7 @@ public final class PlanForward implements LaneForward {
                 throw new PlanException("the logits buffer '" + plan.logits() + "' must have dimension vocab");
             }
             return new PlanForward(dims, k, List.copyOf(bufferNames), List.copyOf(bufferDims), List.copyOf(steps),
-                    List.copyOf(infos), logits, logitsStride, finalNorm, Map.copyOf(layerRopes));
+                    List.copyOf(infos), logits, logitsStride, finalNorm, Map.copyOf(layerRopes), Map.copyOf(adaptable));
         }
 
         private static StepInfo info(Op op, int layer) {
@@ -243,7 +265,15 @@ public final class PlanForward implements LaneForward {
                         k.matmul(w, s.buffers[in], s.buffers[out], b.logitCount);
                     };
                 }
-                return (s, n, pos) -> k.matmul(w, s.buffers[in], s.buffers[out], n);
+                String name = expand(m.weight(), layer);
+                int rows = width(out);
+                adaptable.put(name, new int[] {w.rows(), w.cols()});
+                return (s, n, pos) -> {
+                    k.matmul(w, s.buffers[in], s.buffers[out], n);
+                    if (s.batch.adapted) {
+                        s.lora.add(k, name, s.batch, s.buffers[in], cols, s.buffers[out], rows);
+                    }
+                };
             }
             if (op instanceof Op.AddBias b) {
                 float[] bias = vector(b.bias(), layer, at);

@@ -30,6 +30,8 @@ import java.util.List;
  */
 public final class Sequence {
     private final GenerationRequest request;
+    /** The LoRA adapters its rows apply; null for none. */
+    private final dev.laneway.engine.lora.AdapterSet adapters;
     private final TokenSink sink;
     private final int[] prompt;
     private final int slot;
@@ -59,11 +61,13 @@ public final class Sequence {
     private long promptDone;
     private long end;
 
-    private Sequence(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached, Dims dims,
-                     int[] endOfText, Grammars grammars, boolean logitsOnly, Pooling pooling, FinalNorm norm) {
+    private Sequence(GenerationRequest request, dev.laneway.engine.lora.AdapterSet adapters, TokenSink sink, int slot,
+                     CachedTokens cached, Dims dims, int[] endOfText, Grammars grammars, boolean logitsOnly,
+                     Pooling pooling, FinalNorm norm) {
         this.prompt = request.prompt();
         check(prompt, dims.vocab(), dims.contextLength());
         this.request = request;
+        this.adapters = adapters;
         this.sink = sink;
         this.slot = slot;
         this.cached = cached;
@@ -108,13 +112,23 @@ public final class Sequence {
      */
     public static Sequence generating(GenerationRequest request, TokenSink sink, int slot, CachedTokens cached,
                                       Dims dims, int[] endOfText, Grammars grammars) {
-        return new Sequence(request, sink, slot, cached, dims, endOfText, grammars, false, null, null);
+        return generating(request, null, sink, slot, cached, dims, endOfText, grammars);
+    }
+
+    /**
+     * As above, its rows applying {@code adapters} (null: none), the adapters its request names; the request's cache
+     * salt must keep their cache apart ({@link dev.laneway.engine.lora.AdapterSet#cacheSalt}).
+     */
+    public static Sequence generating(GenerationRequest request, dev.laneway.engine.lora.AdapterSet adapters,
+                                      TokenSink sink, int slot, CachedTokens cached, Dims dims, int[] endOfText,
+                                      Grammars grammars) {
+        return new Sequence(request, adapters, sink, slot, cached, dims, endOfText, grammars, false, null, null);
     }
 
     /** A prompt run for the logits after its last token (see {@link #logits()}). */
     public static Sequence logitsOnly(int[] prompt, int slot, CachedTokens cached, Dims dims) {
-        return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), t -> false, slot, cached,
-                dims, new int[0], Grammars.NONE, true, null, null);
+        return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), null, t -> false, slot,
+                cached, dims, new int[0], Grammars.NONE, true, null, null);
     }
 
     /**
@@ -123,8 +137,8 @@ public final class Sequence {
      */
     public static Sequence embedding(int[] prompt, TokenSink consumer, int slot, CachedTokens cached, Dims dims,
                                      Pooling pooling, FinalNorm norm) {
-        return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), consumer, slot, cached,
-                dims, new int[0], Grammars.NONE, true, pooling, norm);
+        return new Sequence(new GenerationRequest(prompt, 0, dev.laneway.spi.Sampling.GREEDY), null, consumer, slot,
+                cached, dims, new int[0], Grammars.NONE, true, pooling, norm);
     }
 
     /** Whether this sequence pools hidden states ({@link #pool} before each {@link #fed}). */
@@ -263,10 +277,10 @@ public final class Sequence {
     public int feed(Batch batch, int maxRows) {
         if (prefilling()) {
             int n = Math.min(maxRows, promptLeft());
-            batch.add(slot, fedPrompt, prompt, fedPrompt, n, fedPrompt + n == prompt.length);
+            batch.add(slot, fedPrompt, prompt, fedPrompt, n, fedPrompt + n == prompt.length, adapters);
             return n;
         }
-        batch.add(slot, pos, next, 0, 1, true);
+        batch.add(slot, pos, next, 0, 1, true, adapters);
         return 1;
     }
 

@@ -2,6 +2,7 @@ package dev.laneway.engine.lane;
 
 import dev.laneway.engine.forward.LaneForward;
 import dev.laneway.engine.generate.Sequence;
+import dev.laneway.engine.lora.AdapterSet;
 import dev.laneway.engine.grammar.Grammars;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.spi.DeviceFaultException;
@@ -111,9 +112,21 @@ public final class LanePool implements AutoCloseable {
      */
     public CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
                                                            List<? extends TokenSink> sinks) {
+        return submit(requests, java.util.Collections.nCopies(requests.size(), null), sinks);
+    }
+
+    /**
+     * As above, request i's rows applying the LoRA adapters {@code adapters.get(i)} (null: none); its prompt reuses
+     * only a cache those same adapters computed.
+     */
+    public CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
+                                                           List<AdapterSet> adapters,
+                                                           List<? extends TokenSink> sinks) {
         EngineLoop.Group group = new EngineLoop.Group();
         for (int i = 0; i < requests.size(); i++) {
-            GenerationRequest request = requests.get(i);
+            AdapterSet set = adapters.get(i);
+            GenerationRequest request = set == null ? requests.get(i)
+                    : requests.get(i).withCacheSalt(requests.get(i).cacheSalt() + set.cacheSalt());
             if (request.slot() != GenerationRequest.ANY_SLOT) {
                 try {
                     checkSlot(request.slot());
@@ -123,7 +136,7 @@ public final class LanePool implements AutoCloseable {
             }
             TokenSink sink = group.guarded(sinks.get(i));
             group.add(request.prompt(), request.cacheSalt(), request.cachePrompt(), request.slot(), sink,
-                    slot -> Sequence.generating(request, sink, slot, slots.of(slot),
+                    slot -> Sequence.generating(request, set, sink, slot, slots.of(slot),
                     kind.dims(), kind.endOfText(), kind.grammars()));
         }
         return loop.submit(group).thenApply(done -> done.stream().map(s -> s == null ? null : s.result()).toList());
@@ -145,6 +158,12 @@ public final class LanePool implements AutoCloseable {
      */
     public List<GenerationResult> generateAll(List<GenerationRequest> requests, List<? extends TokenSink> sinks) {
         return await(submit(requests, sinks));
+    }
+
+    /** As above, request i applying the LoRA adapters {@code adapters.get(i)}. */
+    public List<GenerationResult> generateAll(List<GenerationRequest> requests, List<AdapterSet> adapters,
+                                              List<? extends TokenSink> sinks) {
+        return await(submit(requests, adapters, sinks));
     }
 
     /**

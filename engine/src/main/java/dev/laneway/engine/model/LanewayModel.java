@@ -1,5 +1,9 @@
 package dev.laneway.engine.model;
 
+import dev.laneway.engine.lora.AdapterSet;
+import dev.laneway.engine.lora.Adapters;
+import dev.laneway.engine.lora.LoraAdapter;
+
 import dev.laneway.engine.lane.Diagnostic;
 import dev.laneway.engine.lane.LanePool;
 import dev.laneway.spi.ChatMessage;
@@ -37,6 +41,7 @@ public final class LanewayModel implements ServedModel {
     private final TokenCodec tokenizer;
     private final ChatRenderer chat;
     private final LanePool lanes;
+    private final Adapters adapters;
     private final java.util.Optional<RankingHead> ranking;
     private final Predicate<Duration> backgroundWork;
     private final AutoCloseable resources;
@@ -47,8 +52,10 @@ public final class LanewayModel implements ServedModel {
      * @param resources      released on {@link #close()} (mapped weights, native state), or null
      */
     LanewayModel(String id, ModelInfo info, TokenCodec tokenizer, ChatRenderer chat, LanePool lanes,
-                 java.util.Optional<RankingHead> ranking, Predicate<Duration> backgroundWork, AutoCloseable resources) {
+                 Adapters adapters, java.util.Optional<RankingHead> ranking, Predicate<Duration> backgroundWork,
+                 AutoCloseable resources) {
         this.id = id;
+        this.adapters = adapters;
         this.info = info;
         this.tokenizer = tokenizer;
         this.chat = chat;
@@ -110,19 +117,47 @@ public final class LanewayModel implements ServedModel {
 
     @Override
     public GenerationResult generate(GenerationRequest request, TokenSink sink) {
-        return lanes.generate(request, sink);
+        return generateAll(List.of(request), List.of(sink)).get(0);
     }
 
     @Override
     public List<GenerationResult> generateAll(List<GenerationRequest> requests, List<? extends TokenSink> sinks) {
-        return lanes.generateAll(requests, sinks);
+        return lanes.generateAll(requests, adapterSets(requests), sinks);
     }
 
     /** The generations go to the engine loop; this model runs on one device, so a decision changes nothing. */
     @Override
     public java.util.concurrent.CompletableFuture<List<GenerationResult>> submit(List<GenerationRequest> requests,
             java.util.Optional<dev.laneway.spi.RouteDecision> decision, List<? extends TokenSink> sinks) {
-        return lanes.submit(requests, sinks);
+        try {
+            return lanes.submit(requests, adapterSets(requests), sinks);
+        } catch (dev.laneway.spi.InvalidRequestException e) {
+            return java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The adapters each request applies, null where none. */
+    private List<AdapterSet> adapterSets(List<GenerationRequest> requests) {
+        List<AdapterSet> sets = new java.util.ArrayList<>(requests.size());
+        for (GenerationRequest r : requests) {
+            sets.add(r.adapters().isEmpty() ? null : adapters.resolve(r.adapters()));
+        }
+        return sets;
+    }
+
+    @Override
+    public dev.laneway.spi.ModelAdapter loadAdapter(String name, java.nio.file.Path path) throws java.io.IOException {
+        return adapters.load(name, path).describe();
+    }
+
+    @Override
+    public boolean unloadAdapter(String name) {
+        return adapters.unload(name);
+    }
+
+    @Override
+    public List<dev.laneway.spi.ModelAdapter> adapters() {
+        return adapters.loaded().stream().map(LoraAdapter::describe).toList();
     }
 
     /**

@@ -291,6 +291,7 @@ public final class ModelAssembly {
                     device.name(), metadata(container, kernels, engine, forwardName));
             Optional<RankingHead> ranking = RankingHead.of(container.weights(), config.hiddenSize(), tokenizer);
             LanewayModel model = new LanewayModel(id, info, tokenizer, chat(tokenizer, engine.chatTemplate()), lanes,
+                    new dev.laneway.engine.lora.Adapters(config, forward::checkAdapter),
                     ranking, timeout -> !(kernels instanceof NativeKernels n) || n.awaitCopies(timeout), () -> {
                 boolean stopped = lanes.stop(LanePool.CLOSE_WAIT);
                 if (!stopped) {

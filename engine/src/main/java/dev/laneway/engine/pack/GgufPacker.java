@@ -120,7 +120,7 @@ public final class GgufPacker implements ModelPacker {
      * rotates halves and other engines that read it in Hugging Face's order get the same numbers. Qwen files keep
      * Hugging Face's order, as do Gemma's.
      */
-    static Map<String, IntUnaryOperator> qkRowOrders(ModelConfig config) {
+    public static Map<String, IntUnaryOperator> qkRowOrders(ModelConfig config) {
         if (!config.architecture().map(Architecture::interleavedGguf).orElse(false)) {
             return Map.of();
         }

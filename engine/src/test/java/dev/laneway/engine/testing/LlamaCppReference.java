@@ -42,9 +42,15 @@ public final class LlamaCppReference {
      * llama.cpp's top candidates is among its 10 most likely with a log-probability within {@code tolerance}.
      */
     public static void assertGenerates(LanewayModel model, JsonNode reference, String label, double tolerance) {
+        assertGenerates(model, List.of(), reference, label, tolerance);
+    }
+
+    /** As above, every generation applying {@code adapters}. */
+    public static void assertGenerates(LanewayModel model, List<dev.laneway.spi.AdapterUse> adapters,
+                                       JsonNode reference, String label, double tolerance) {
         for (JsonNode r : reference.get("records")) {
             int[] expected = ints(r.get("completion_ids"));
-            List<GeneratedToken> tokens = generate(model, ints(r.get("prompt_ids")), expected.length);
+            List<GeneratedToken> tokens = generate(model, adapters, ints(r.get("prompt_ids")), expected.length);
             assertArrayEquals(expected, tokens.stream().mapToInt(GeneratedToken::id).toArray(),
                     label + " " + r.get("prompt_ids"));
             for (int pos = 0; pos < tokens.size(); pos++) {
@@ -62,8 +68,15 @@ public final class LlamaCppReference {
 
     /** {@code n} greedy tokens after {@code prompt}, each with its 10 most likely candidates. */
     public static List<GeneratedToken> generate(LanewayModel model, int[] prompt, int n) {
+        return generate(model, List.of(), prompt, n);
+    }
+
+    /** As above, applying {@code adapters}. */
+    public static List<GeneratedToken> generate(LanewayModel model, List<dev.laneway.spi.AdapterUse> adapters,
+                                                int[] prompt, int n) {
         List<GeneratedToken> tokens = new ArrayList<>();
-        model.generate(new GenerationRequest(prompt, n, Sampling.GREEDY, 10, true), tokens::add);
+        model.generate(new GenerationRequest(prompt, n, Sampling.GREEDY, 10, true).withAdapters(adapters),
+                tokens::add);
         return tokens;
     }
 

@@ -1,0 +1,82 @@
+package dev.laneway.engine.forward;
+
+import dev.laneway.engine.kernels.Kernels;
+import dev.laneway.engine.lora.AdapterSet;
+import dev.laneway.engine.lora.LoraAdapter;
+
+/**
+ * Adds the LoRA adapters' products to a matrix product's rows: after {@code out = W·in} over every row of the batch,
+ * each adapter that changes W runs once over the rows that apply it, gathered ({@code t = A·x}, {@code d = B·t}), and
+ * {@code scale·d} is added to those rows, as a mixture of experts runs each expert over the rows that chose it. The
+ * scratch rows are a forward state's, grown on first use.
+ */
+final class LoraProducts {
+    private float[] x = new float[0];
+    private float[] t = new float[0];
+    private float[] d = new float[0];
+
+    /** Adds the batch's adapters' products for {@code matrix} ({@code outCols × inCols}) to {@code out}. */
+    void add(Kernels k, String matrix, Batch b, float[] in, int inCols, float[] out, int outCols) {
+        for (int s = 0; s < b.segments; s++) {
+            AdapterSet set = b.adapters[s];
+            for (int j = 0; set != null && j < set.size(); j++) {
+                LoraAdapter adapter = set.adapter(j);
+                LoraAdapter.Pair pair = adapter.pair(matrix);
+                if (pair != null && firstUse(b, s, adapter)) {
+                    add(k, pair, adapter, s, b, in, inCols, out, outCols);
+                }
+            }
+        }
+    }
+
+    /** Whether no segment before {@code s} applies the adapter (it was added then, over all its rows). */
+    private static boolean firstUse(Batch b, int s, LoraAdapter adapter) {
+        for (int e = 0; e < s; e++) {
+            if (b.adapters[e] != null && b.adapters[e].scaleOf(adapter) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void add(Kernels k, LoraAdapter.Pair pair, LoraAdapter adapter, int from, Batch b, float[] in,
+                     int inCols, float[] out, int outCols) {
+        int rank = pair.rank();
+        int rows = 0;
+        for (int e = from; e < b.segments; e++) {
+            if (b.adapters[e] != null && b.adapters[e].scaleOf(adapter) != 0) {
+                rows += b.rows[e];
+            }
+        }
+        x = atLeast(x, rows * inCols);
+        t = atLeast(t, rows * rank);
+        d = atLeast(d, rows * outCols);
+        int at = 0;
+        for (int e = from; e < b.segments; e++) {
+            if (b.adapters[e] != null && b.adapters[e].scaleOf(adapter) != 0) {
+                System.arraycopy(in, b.firstRow[e] * inCols, x, at * inCols, b.rows[e] * inCols);
+                at += b.rows[e];
+            }
+        }
+        k.matmul(pair.a(), x, t, rows);
+        k.matmul(pair.b(), t, d, rows);
+        at = 0;
+        for (int e = from; e < b.segments; e++) {
+            float scale = b.adapters[e] == null ? 0f : b.adapters[e].scaleOf(adapter) * pair.scale();
+            if (scale == 0) {
+                continue;
+            }
+            int to = b.firstRow[e] * outCols;
+            int n = b.rows[e] * outCols;
+            int src = at * outCols;
+            for (int i = 0; i < n; i++) {
+                out[to + i] += scale * d[src + i];
+            }
+            at += b.rows[e];
+        }
+    }
+
+    private static float[] atLeast(float[] a, int n) {
+        return a.length >= n ? a : new float[Math.max(n, a.length * 2)];
+    }
+}

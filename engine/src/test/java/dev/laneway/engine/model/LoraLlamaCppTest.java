@@ -1,0 +1,203 @@
+package dev.laneway.engine.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.laneway.engine.bench.ModelShape;
+import dev.laneway.engine.bench.RandomAdapter;
+import dev.laneway.engine.bench.RandomModel;
+import dev.laneway.engine.format.DType;
+import dev.laneway.engine.pack.GgufPacker;
+import dev.laneway.engine.testing.LlamaCppReference;
+import dev.laneway.engine.testing.Packed;
+import dev.laneway.engine.testing.Shared;
+import dev.laneway.spi.AdapterUse;
+import dev.laneway.spi.GeneratedToken;
+import dev.laneway.spi.InvalidRequestException;
+import dev.laneway.spi.PackOptions;
+import dev.laneway.spi.PackProgress;
+import dev.laneway.spi.RouteOptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * LoRA adapters as llama.cpp applies them: random-weight adapters, written as llama.cpp's converter lays them out, of
+ * stories260K (llama: its q and k rows reordered as the converter reorders them) and of a random Qwen3 (q/k norms)
+ * generate what llama-server generates with them, on every kernel set and forward; two adapters at once, one at half
+ * scale, as well; and a batch mixing the base model and adapters gives each row what it gets alone. The references
+ * were made by:
+ * <pre>
+ * bench/random-adapter stories260K.gguf a1.gguf 4 8 0.08 1
+ * bench/random-adapter stories260K.gguf a2.gguf 8 0 0.05 2 attn_q.weight,attn_k.weight,ffn_up.weight,ffn_down.weight
+ * bench/random-model tiny-qwen3 F32 qwen3.gguf 7
+ * bench/random-adapter qwen3.gguf q1.gguf 4 16 0.05 3
+ * bench/llamacpp-reference.py stories260K.gguf "$P" -n 24 --lora a1.gguf > lora/stories260K-a1.json
+ * bench/llamacpp-reference.py stories260K.gguf "$P" -n 24 --lora a1.gguf:0.5 --lora a2.gguf > lora/stories260K-a1-half-a2.json
+ * bench/llamacpp-reference.py qwen3.gguf "$Q" -n 24 --lora q1.gguf > lora/qwen3-q1.json
+ * </pre>
+ * with the prompts each reference records.
+ */
+class LoraLlamaCppTest {
+    private static final double LOGPROB_TOLERANCE = 2e-3;
+
+    @TempDir
+    static Path dir;
+    private static Path stories;
+    private static Path qwen3;
+
+    @BeforeAll
+    static void write() throws IOException {
+        Path gguf = Shared.stories260kGguf();
+        RandomAdapter.write(gguf, dir.resolve("a1.gguf"), 4, 8, RandomAdapter.PROJECTIONS, 0.08f, 1);
+        RandomAdapter.write(gguf, dir.resolve("a2.gguf"), 8, 0, Set.of("attn_q.weight", "attn_k.weight",
+                "ffn_up.weight", "ffn_down.weight"), 0.05f, 2);
+        stories = Packed.stories260k("f32");
+        Path qwen3Gguf = dir.resolve("qwen3.gguf");
+        RandomModel.write(ModelShape.TINY_QWEN3, DType.F32, 7, qwen3Gguf);
+        RandomAdapter.write(qwen3Gguf, dir.resolve("q1.gguf"), 4, 16, RandomAdapter.PROJECTIONS, 0.05f, 3);
+        qwen3 = dir.resolve("qwen3");
+        new GgufPacker().pack(qwen3Gguf, qwen3, new PackOptions(Optional.of("f32"), false), PackProgress.NONE);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"java", "native"})
+    void generatesWhatLlamaCppGeneratesWithTheAdapter(String kernels) throws IOException {
+        try (LanewayModel m = open(stories, kernels)) {
+            m.loadAdapter("a1", dir.resolve("a1.gguf"));
+            LlamaCppReference.assertGenerates(m, List.of(new AdapterUse("a1", 1f)), reference("stories260K-a1"),
+                    "a1 " + kernels, LOGPROB_TOLERANCE);
+        }
+        try (LanewayModel m = open(qwen3, kernels)) {
+            m.loadAdapter("q1", dir.resolve("q1.gguf"));
+            LlamaCppReference.assertGenerates(m, List.of(new AdapterUse("q1", 1f)), reference("qwen3-q1"),
+                    "q1 " + kernels, LOGPROB_TOLERANCE);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"java", "native"})
+    void twoAdaptersAtTheirScalesAddUp(String kernels) throws IOException {
+        try (LanewayModel m = open(stories, kernels)) {
+            m.loadAdapter("a1", dir.resolve("a1.gguf"));
+            m.loadAdapter("a2", dir.resolve("a2.gguf"));
+            LlamaCppReference.assertGenerates(m, List.of(new AdapterUse("a1", 0.5f), new AdapterUse("a2", 1f)),
+                    reference("stories260K-a1-half-a2"), "a1/2 + a2 " + kernels, LOGPROB_TOLERANCE);
+        }
+    }
+
+    /**
+     * Streams decoding together, some on the base model and some on either adapter, joining at different times: each
+     * generates what it generates alone, and the adapters change what they generate.
+     */
+    @Test
+    void aBatchMixingTheBaseModelAndTwoAdaptersGivesEachRowWhatItGetsAlone() throws Exception {
+        JsonNode ref = reference("stories260K-a1");
+        List<int[]> prompts = new ArrayList<>();
+        for (JsonNode r : ref.get("records")) {
+            prompts.add(LlamaCppReference.ints(r.get("prompt_ids")));
+        }
+        List<List<AdapterUse>> uses = List.of(List.of(), List.of(new AdapterUse("a1", 1f)),
+                List.of(new AdapterUse("a2", 1f)), List.of(new AdapterUse("a1", 0.5f), new AdapterUse("a2", 1f)));
+        int runs = 3 * uses.size();
+        List<List<Integer>> alone = new ArrayList<>();
+        RouteOptions options = RouteOptions.defaults().withOpt("kernels", "native").withStreams(runs);
+        try (LanewayModel m = Packed.open(stories, "native", options)) {
+            m.loadAdapter("a1", dir.resolve("a1.gguf"));
+            m.loadAdapter("a2", dir.resolve("a2.gguf"));
+            for (int i = 0; i < runs; i++) {
+                alone.add(ids(LlamaCppReference.generate(m, uses.get(i % uses.size()), prompts.get(i % prompts.size()),
+                        20)));
+            }
+            ExecutorService clients = Executors.newFixedThreadPool(runs);
+            try {
+                List<Future<List<GeneratedToken>>> together = new ArrayList<>();
+                for (int i = 0; i < runs; i++) {
+                    int run = i;
+                    together.add(clients.submit(() -> {
+                        Thread.sleep(3L * (run % 5));
+                        return LlamaCppReference.generate(m, uses.get(run % uses.size()),
+                                prompts.get(run % prompts.size()), 20);
+                    }));
+                }
+                for (int i = 0; i < runs; i++) {
+                    assertEquals(alone.get(i), ids(together.get(i).get()), "run " + i + " with " + uses.get(i % 4));
+                }
+            } finally {
+                clients.shutdownNow();
+            }
+        }
+        for (int p = 0; p < prompts.size(); p++) {
+            assertNotEquals(alone.get(p * 4 % runs), alone.get((p * 4 + 1) % runs), "a1 changes prompt " + p);
+        }
+    }
+
+    /** A cached prompt is reused only by requests applying the same adapters. */
+    @Test
+    void thePromptCacheKeepsAdaptersApart() throws IOException {
+        int[] prompt = LlamaCppReference.ints(reference("stories260K-a1").get("records").get(0).get("prompt_ids"));
+        try (LanewayModel m = open(stories, "native")) {
+            m.loadAdapter("a1", dir.resolve("a1.gguf"));
+            List<Integer> base = ids(LlamaCppReference.generate(m, List.of(), prompt, 16));
+            List<Integer> adapted = ids(LlamaCppReference.generate(m, List.of(new AdapterUse("a1", 1f)), prompt, 16));
+            assertNotEquals(base, adapted);
+            assertEquals(base, ids(LlamaCppReference.generate(m, List.of(), prompt, 16)));
+            assertEquals(adapted, ids(LlamaCppReference.generate(m, List.of(new AdapterUse("a1", 1f)), prompt, 16)));
+            assertEquals(base, ids(LlamaCppReference.generate(m, List.of(new AdapterUse("a1", 0f)), prompt, 16)),
+                    "scale 0 is the base model");
+        }
+    }
+
+    @Test
+    void refusesWhatDoesNotFitByName() throws IOException {
+        try (LanewayModel m = open(stories, "native")) {
+            var wrongArch = assertThrows(IOException.class, () -> m.loadAdapter("q1", dir.resolve("q1.gguf")));
+            assertTrue(wrongArch.getMessage().contains("for architecture 'qwen3'"), wrongArch.getMessage());
+            var notAnAdapter = assertThrows(IOException.class, () -> m.loadAdapter("x", Shared.stories260kGguf()));
+            assertTrue(notAnAdapter.getMessage().contains("not a LoRA adapter"), notAnAdapter.getMessage());
+            var missing = assertThrows(IOException.class, () -> m.loadAdapter("x", dir.resolve("none.gguf")));
+            assertTrue(missing.getMessage().contains("no such adapter"), missing.getMessage());
+            var unknown = assertThrows(InvalidRequestException.class, () -> LlamaCppReference.generate(m,
+                    List.of(new AdapterUse("a9", 1f)), new int[] {1, 2}, 2));
+            assertTrue(unknown.getMessage().contains("no adapter 'a9' is loaded"), unknown.getMessage());
+            assertTrue(m.adapters().isEmpty());
+            m.loadAdapter("a1", dir.resolve("a1.gguf"));
+            assertEquals(List.of("a1"), m.adapters().stream().map(a -> a.name()).toList());
+            assertEquals(35, m.adapters().get(0).tensors(), "7 matrices in each of 5 layers");
+            assertTrue(m.unloadAdapter("a1"));
+            assertFalse(m.unloadAdapter("a1"));
+        }
+        try (LanewayModel m = open(qwen3, "native")) {
+            var shape = assertThrows(IOException.class, () -> m.loadAdapter("a1", dir.resolve("a1.gguf")));
+            assertTrue(shape.getMessage().contains("for architecture 'llama'"), shape.getMessage());
+        }
+    }
+
+    private static LanewayModel open(Path container, String kernels) {
+        return Packed.open(container, kernels, RouteOptions.defaults().withOpt("kv", "f32"));
+    }
+
+    private static List<Integer> ids(List<GeneratedToken> tokens) {
+        return tokens.stream().map(GeneratedToken::id).toList();
+    }
+
+    private static JsonNode reference(String name) throws IOException {
+        return LlamaCppReference.read("/lora/" + name + ".json");
+    }
+}
