@@ -166,6 +166,12 @@ struct MatrixRef {
     int streaming;
 };
 
+// A matrix as Java describes it: layout, address, rows, cols, compact, lanes, streaming.
+constexpr int kMatrixFields = 7;
+inline MatrixRef matrixRef(const long long* m) {
+    return MatrixRef{(int)m[0], (const uint8_t*)(intptr_t)m[1], (int)m[2], (int)m[3], m[4] != 0, m[5] != 0, (int)m[6]};
+}
+
 // One transformer layer of a dense llama-family model, readied once for the fused layer (fusedLayer in ops.inc): its
 // weights as the products read them, copies of its small vectors, and its shape from the model's config.
 struct FusedLayer {

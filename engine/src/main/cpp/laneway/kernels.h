@@ -315,12 +315,6 @@ inline void addBias(int isa, float* x, const float* bias, int n, int batch) {
 // The address of a direct buffer's first byte (weights stay where the container's mapping put them).
 inline long long bufferAddress(const signed char* data) { return (long long)(intptr_t)data; }
 
-// A matrix as Java describes it: layout, address, rows, cols, compact, lanes, streaming.
-constexpr int kMatrixFields = 7;
-inline MatrixRef matrixRef(const long long* m) {
-    return MatrixRef{(int)m[0], (const uint8_t*)(intptr_t)m[1], (int)m[2], (int)m[3], m[4] != 0, m[5] != 0, (int)m[6]};
-}
-
 // A fused layer, readied from: `matrices`, seven matrices (wq, wk, wv, wo, gate, up, down) of kMatrixFields each;
 // `shape`: hidden, heads, kvHeads, headDim, ffn, rotaryDim, interleaved, whether the q/k/v biases are given, whether
 // the per-head q/k norms are; and the vectors (unused ones may be empty). Returns its handle.
@@ -372,20 +366,23 @@ inline void fusedHead(long long pool, int isa, long long head, const float* x, c
 
 // One fused layer over a float cache, or a half-precision one (keys and values as 16-bit patterns), on the batch's
 // segments (see fusedLayer in layer.inc).
+// `lora` holds loraCount jobs of the batch's LoRA adapters (kLoraFields each, see layer.inc), loraScales a row of
+// `batch` scales per job.
 inline void fusedLayer(long long pool, int isa, long long layer, float* x, float* work, float* keys, float* values,
                        const float* cosTable, const float* sinTable, int batch, const int* segments,
-                       int segmentCount) {
+                       int segmentCount, const long long* lora, const float* loraScales, int loraCount) {
     const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
     LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, keys, values, nullptr, nullptr, cosTable, sinTable, batch,
-                                segments, segmentCount))
+                                segments, segmentCount, lora, loraScales, loraCount))
 }
 
 inline void fusedLayerHalf(long long pool, int isa, long long layer, float* x, float* work, short* keys,
                            short* values, const float* cosTable, const float* sinTable, int batch,
-                           const int* segments, int segmentCount) {
+                           const int* segments, int segmentCount, const long long* lora, const float* loraScales,
+                           int loraCount) {
     const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
     LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, nullptr, nullptr, (uint16_t*)keys, (uint16_t*)values,
-                                cosTable, sinTable, batch, segments, segmentCount))
+                                cosTable, sinTable, batch, segments, segmentCount, lora, loraScales, loraCount))
 }
 
 inline long long streamRead(long long pool, int isa, const signed char* data, long long bytes) {

@@ -82,6 +82,21 @@ public final class Batch {
         return this;
     }
 
+    /** The scale segment {@code s}'s rows apply {@code adapter} at; 0 when they do not. */
+    float scale(int s, dev.laneway.engine.lora.LoraAdapter adapter) {
+        return adapters[s] == null ? 0f : adapters[s].scaleOf(adapter);
+    }
+
+    /** Whether a segment before {@code s} applies {@code adapter} (whose rows were then all taken with it). */
+    boolean appliedBefore(int s, dev.laneway.engine.lora.LoraAdapter adapter) {
+        for (int e = 0; e < s; e++) {
+            if (scale(e, adapter) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Rows in the batch. */
     public int rows() {
         return totalRows;

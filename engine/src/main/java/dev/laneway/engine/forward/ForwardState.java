@@ -17,6 +17,8 @@ public final class ForwardState {
     final Batch batch;
     /** Scratch rows for the batch's LoRA adapters, if it applies any. */
     final LoraProducts lora = new LoraProducts();
+    /** The fused forward's LoRA jobs for a layer call. */
+    final LoraJobs loraJobs = new LoraJobs();
     private final int contextLength;
 
     /** Plan buffers; a logits row is {@code logitsStride} floats (the head's rows, at least the vocabulary). */

@@ -107,8 +107,17 @@ public final class FusedForward implements LaneForward {
         for (int l = 0; l < layers.size(); l++) {
             FusedLayer layer = fuse(kernels, layers.get(l), shape, rope, l);
             int index = l;
-            steps.add((s, n, pos) -> kernels.runLayer(layer, s.buffers[X], s.buffers[WORK], s.cache.layer(index), n,
-                    s.batch.quads, s.batch.segments));
+            String[] matrices = adaptable(l);
+            steps.add((s, n, pos) -> {
+                LoraJobs lora = s.loraJobs;
+                if (s.batch.adapted) {
+                    lora.fill(kernels, s.batch, matrices);
+                } else {
+                    lora.count = 0;
+                }
+                kernels.runLayer(layer, s.buffers[X], s.buffers[WORK], s.cache.layer(index), n, s.batch.quads,
+                        s.batch.segments, lora.fields, lora.scales, lora.count);
+            });
             infos.add(new StepInfo(LAYER_KERNEL, l, ofLayer(StandardPlans.projection("q"), l), List.of("x", "work")));
         }
         FusedHead fusedHead = kernels.fuseHead(head, finalNorm, dims.rmsEps());
@@ -122,6 +131,42 @@ public final class FusedForward implements LaneForward {
         // The layers leave each row's hidden state in x; the head normalises its rows into its own work memory.
         return new FusedForward(dims, shape, Math.max(dims.vocab(), head.rows()), List.copyOf(steps),
                 List.copyOf(infos), new FinalNorm("x", finalNorm, dims.rmsEps()), rope);
+    }
+
+    /** Layer l's matrices a LoRA adapter may change, in the order of the fused layer's LoRA targets. */
+    private static String[] adaptable(int l) {
+        return java.util.stream.Stream.of(StandardPlans.projection("q"), StandardPlans.projection("k"),
+                StandardPlans.projection("v"), StandardPlans.O_PROJ, StandardPlans.GATE_PROJ, StandardPlans.UP_PROJ,
+                StandardPlans.DOWN_PROJ).map(t -> ofLayer(t, l)).toArray(String[]::new);
+    }
+
+    /** An adapter applies when it changes only layers' projections, at their shapes. */
+    @Override
+    public void checkAdapter(dev.laneway.engine.lora.LoraAdapter adapter) {
+        int hidden = shape.hidden();
+        int q = shape.attention().qDim();
+        int kv = shape.attention().kvDim();
+        int[] ins = {hidden, hidden, hidden, q, hidden, hidden, shape.ffn()};
+        int[] outs = {q, kv, kv, hidden, shape.ffn(), shape.ffn(), hidden};
+        java.util.Map<String, Integer> targets = new java.util.HashMap<>();
+        for (int l = 0; l < dims.layers(); l++) {
+            String[] names = adaptable(l);
+            for (int t = 0; t < names.length; t++) {
+                targets.put(names[t], t);
+            }
+        }
+        for (var e : adapter.pairs().entrySet()) {
+            Integer t = targets.get(e.getKey());
+            if (t == null) {
+                throw new IllegalArgumentException("adapter " + adapter.name() + " changes " + e.getKey()
+                        + ", which is not one of the layers' projections (adapters change those)");
+            }
+            var p = e.getValue();
+            if (p.a().cols() != ins[t] || p.b().rows() != outs[t]) {
+                throw new IllegalArgumentException("adapter " + adapter.name() + " changes " + e.getKey() + " as "
+                        + p.b().rows() + "x" + p.a().cols() + "; the model's is " + outs[t] + "x" + ins[t]);
+            }
+        }
     }
 
     @Override

@@ -22,21 +22,11 @@ final class LoraProducts {
             for (int j = 0; set != null && j < set.size(); j++) {
                 LoraAdapter adapter = set.adapter(j);
                 LoraAdapter.Pair pair = adapter.pair(matrix);
-                if (pair != null && firstUse(b, s, adapter)) {
+                if (pair != null && !b.appliedBefore(s, adapter)) {
                     add(k, pair, adapter, s, b, in, inCols, out, outCols);
                 }
             }
         }
-    }
-
-    /** Whether no segment before {@code s} applies the adapter (it was added then, over all its rows). */
-    private static boolean firstUse(Batch b, int s, LoraAdapter adapter) {
-        for (int e = 0; e < s; e++) {
-            if (b.adapters[e] != null && b.adapters[e].scaleOf(adapter) != 0) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private void add(Kernels k, LoraAdapter.Pair pair, LoraAdapter adapter, int from, Batch b, float[] in,
@@ -44,7 +34,7 @@ final class LoraProducts {
         int rank = pair.rank();
         int rows = 0;
         for (int e = from; e < b.segments; e++) {
-            if (b.adapters[e] != null && b.adapters[e].scaleOf(adapter) != 0) {
+            if (b.scale(e, adapter) != 0) {
                 rows += b.rows[e];
             }
         }
@@ -53,7 +43,7 @@ final class LoraProducts {
         d = atLeast(d, rows * outCols);
         int at = 0;
         for (int e = from; e < b.segments; e++) {
-            if (b.adapters[e] != null && b.adapters[e].scaleOf(adapter) != 0) {
+            if (b.scale(e, adapter) != 0) {
                 System.arraycopy(in, b.firstRow[e] * inCols, x, at * inCols, b.rows[e] * inCols);
                 at += b.rows[e];
             }
@@ -62,7 +52,7 @@ final class LoraProducts {
         k.matmul(pair.b(), t, d, rows);
         at = 0;
         for (int e = from; e < b.segments; e++) {
-            float scale = b.adapters[e] == null ? 0f : b.adapters[e].scaleOf(adapter) * pair.scale();
+            float scale = b.scale(e, adapter) * pair.scale();
             if (scale == 0) {
                 continue;
             }

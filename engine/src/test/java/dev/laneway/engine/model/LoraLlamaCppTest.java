@@ -40,7 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * LoRA adapters as llama.cpp applies them: random-weight adapters, written as llama.cpp's converter lays them out, of
  * stories260K (llama: its q and k rows reordered as the converter reorders them) and of a random Qwen3 (q/k norms)
- * generate what llama-server generates with them, on every kernel set and forward; two adapters at once, one at half
+ * generate what llama-server generates with them, on every kernel set and through the per-op and the fused forward; two adapters at once, one at half
  * scale, as well; and a batch mixing the base model and adapters gives each row what it gets alone. The references
  * were made by:
  * <pre>
@@ -77,7 +77,7 @@ class LoraLlamaCppTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"java", "native"})
+    @ValueSource(strings = {"java", "native", "fused"})
     void generatesWhatLlamaCppGeneratesWithTheAdapter(String kernels) throws IOException {
         try (LanewayModel m = open(stories, kernels)) {
             m.loadAdapter("a1", dir.resolve("a1.gguf"));
@@ -92,7 +92,7 @@ class LoraLlamaCppTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"java", "native"})
+    @ValueSource(strings = {"java", "native", "fused"})
     void twoAdaptersAtTheirScalesAddUp(String kernels) throws IOException {
         try (LanewayModel m = open(stories, kernels)) {
             m.loadAdapter("a1", dir.resolve("a1.gguf"));
@@ -106,8 +106,9 @@ class LoraLlamaCppTest {
      * Streams decoding together, some on the base model and some on either adapter, joining at different times: each
      * generates what it generates alone, and the adapters change what they generate.
      */
-    @Test
-    void aBatchMixingTheBaseModelAndTwoAdaptersGivesEachRowWhatItGetsAlone() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "fused"})
+    void aBatchMixingTheBaseModelAndTwoAdaptersGivesEachRowWhatItGetsAlone(String forward) throws Exception {
         JsonNode ref = reference("stories260K-a1");
         List<int[]> prompts = new ArrayList<>();
         for (JsonNode r : ref.get("records")) {
@@ -117,8 +118,7 @@ class LoraLlamaCppTest {
                 List.of(new AdapterUse("a2", 1f)), List.of(new AdapterUse("a1", 0.5f), new AdapterUse("a2", 1f)));
         int runs = 3 * uses.size();
         List<List<Integer>> alone = new ArrayList<>();
-        RouteOptions options = RouteOptions.defaults().withOpt("kernels", "native").withStreams(runs);
-        try (LanewayModel m = Packed.open(stories, "native", options)) {
+        try (LanewayModel m = Packed.open(stories, forward, RouteOptions.defaults().withStreams(runs))) {
             m.loadAdapter("a1", dir.resolve("a1.gguf"));
             m.loadAdapter("a2", dir.resolve("a2.gguf"));
             for (int i = 0; i < runs; i++) {
@@ -137,7 +137,8 @@ class LoraLlamaCppTest {
                     }));
                 }
                 for (int i = 0; i < runs; i++) {
-                    assertEquals(alone.get(i), ids(together.get(i).get()), "run " + i + " with " + uses.get(i % 4));
+                    assertEquals(alone.get(i), ids(together.get(i).get()), forward + " run " + i + " with "
+                            + uses.get(i % 4));
                 }
             } finally {
                 clients.shutdownNow();
@@ -187,6 +188,83 @@ class LoraLlamaCppTest {
             var shape = assertThrows(IOException.class, () -> m.loadAdapter("a1", dir.resolve("a1.gguf")));
             assertTrue(shape.getMessage().contains("for architecture 'llama'"), shape.getMessage());
         }
+    }
+
+    /**
+     * The same adapter as a PEFT checkpoint (Hugging Face's names and row order, {@code r} and {@code lora_alpha} in
+     * adapter_config.json) generates what llama.cpp generates with the GGUF one; what PEFT can ask for and Laneway
+     * does not apply is refused by name.
+     */
+    @Test
+    void aPeftCheckpointOfTheAdapterGeneratesTheSame() throws IOException {
+        Path peft = dir.resolve("a1-peft");
+        java.nio.file.Files.createDirectories(peft);
+        var config = dev.laneway.engine.container.Container.open(stories).config();
+        var adapter = dev.laneway.engine.lora.LoraReader.read("a1", dir.resolve("a1.gguf"), config);
+        java.util.Map<String, float[]> tensors = new java.util.LinkedHashMap<>();
+        java.util.Map<String, int[]> shapes = new java.util.LinkedHashMap<>();
+        adapter.pairs().forEach((name, pair) -> {
+            String module = "base_model.model." + name.substring(0, name.length() - ".weight".length());
+            tensors.put(module + ".lora_A.weight", floats(pair.a()));
+            shapes.put(module + ".lora_A.weight", new int[] {pair.a().rows(), pair.a().cols()});
+            tensors.put(module + ".lora_B.weight", floats(pair.b()));
+            shapes.put(module + ".lora_B.weight", new int[] {pair.b().rows(), pair.b().cols()});
+        });
+        writeSafetensors(peft.resolve("adapter_model.safetensors"), tensors, shapes);
+        String json = """
+                {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": 4, "lora_alpha": 8, "lora_dropout": 0.0,
+                 "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+                 "bias": "none", "use_dora": false, "use_rslora": false, "fan_in_fan_out": false,
+                 "modules_to_save": null, "layer_replication": null, "inference_mode": true%s}
+                """;
+        java.nio.file.Files.writeString(peft.resolve("adapter_config.json"), json.formatted(""));
+        try (LanewayModel m = open(stories, "native")) {
+            assertEquals(4, m.loadAdapter("p1", peft).rank());
+            LlamaCppReference.assertGenerates(m, List.of(new AdapterUse("p1", 1f)), reference("stories260K-a1"),
+                    "PEFT a1", LOGPROB_TOLERANCE);
+            java.nio.file.Files.writeString(peft.resolve("adapter_config.json"),
+                    json.formatted(", \"layers_to_transform\": [0], \"megatron_core\": \"megatron.core\""));
+            m.loadAdapter("p1", peft);
+            java.nio.file.Files.writeString(peft.resolve("adapter_config.json"),
+                    json.replace("\"use_dora\": false", "\"use_dora\": true").formatted(""));
+            var dora = assertThrows(IOException.class, () -> m.loadAdapter("p2", peft));
+            assertTrue(dora.getMessage().contains("use_dora: DoRA adapters are not supported"), dora.getMessage());
+            java.nio.file.Files.writeString(peft.resolve("adapter_config.json"),
+                    json.formatted(", \"trainable_token_indices\": [5, 6]"));
+            var tokens = assertThrows(IOException.class, () -> m.loadAdapter("p2", peft));
+            assertTrue(tokens.getMessage().contains("trainable_token_indices is set"), tokens.getMessage());
+        }
+    }
+
+    private static float[] floats(dev.laneway.engine.kernels.Matrix m) {
+        float[] v = new float[m.rows() * m.cols()];
+        m.data().duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(v);
+        return v;
+    }
+
+    /** A safetensors file of float32 tensors: the header's length, its JSON, the bytes in order. */
+    private static void writeSafetensors(Path file, java.util.Map<String, float[]> tensors,
+                                         java.util.Map<String, int[]> shapes) throws IOException {
+        StringBuilder header = new StringBuilder("{");
+        long offset = 0;
+        for (var e : tensors.entrySet()) {
+            int[] shape = shapes.get(e.getKey());
+            long end = offset + 4L * e.getValue().length;
+            header.append(header.length() > 1 ? "," : "").append('"').append(e.getKey()).append("\":{\"dtype\":")
+                    .append("\"F32\",\"shape\":[").append(shape[0]).append(',').append(shape[1])
+                    .append("],\"data_offsets\":[").append(offset).append(',').append(end).append("]}");
+            offset = end;
+        }
+        byte[] json = header.append('}').toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(8 + json.length + (int) offset)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        out.putLong(json.length).put(json);
+        tensors.values().forEach(v -> {
+            for (float f : v) {
+                out.putFloat(f);
+            }
+        });
+        java.nio.file.Files.write(file, out.array());
     }
 
     private static LanewayModel open(Path container, String kernels) {

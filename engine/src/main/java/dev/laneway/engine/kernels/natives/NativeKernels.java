@@ -580,7 +580,37 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      */
     public void runLayer(FusedLayer layer, float[] x, float[] work, KvCache.Layer cache, int batch, int[] segments,
                          int segmentCount) {
+        runLayer(layer, x, work, cache, batch, segments, segmentCount, NO_LORA, new float[0], 0);
+    }
+
+    /** Fields of one LoRA job of {@link #runLayer}: its target, then A and B as {@link #loraMatrix} describes them. */
+    public static final int LORA_FIELDS = 15;
+    private static final long[] NO_LORA = new long[0];
+
+    /**
+     * A LoRA pair's matrix as a job of {@link #runLayer} holds it: a float matrix in native memory.
+     *
+     * @throws IllegalArgumentException when it is not one
+     */
+    public long[] loraMatrix(Matrix m) {
+        if (m.layout() != Matrix.Layout.F32 || !m.data().isDirect()) {
+            throw new IllegalArgumentException(m.name() + ": a LoRA matrix is a float matrix in native memory");
+        }
+        return new long[] {m.layout().ordinal(), NativeLibrary.bufferAddress(m.data()), m.rows(), m.cols(), 0, 0,
+                Streaming.IN_PLACE.ordinal()};
+    }
+
+    /**
+     * As above, adding the products of {@code loraCount} LoRA jobs: job j ({@link #LORA_FIELDS} longs of
+     * {@code lora} from {@code j · LORA_FIELDS}) is a target (0 to 6: q, k, v, o, gate, up, down) and its A
+     * ({@code rank × in}) and B ({@code out × rank}) from {@link #loraMatrix}; after the target's product, each row r
+     * gets {@code loraScales[j · batch + r] · B·A·x} (rows of scale 0 are left out). The matrices must stay reachable
+     * for the call.
+     */
+    public void runLayer(FusedLayer layer, float[] x, float[] work, KvCache.Layer cache, int batch, int[] segments,
+                         int segmentCount, long[] lora, float[] loraScales, int loraCount) {
         requireOpen();
+        checkLora(layer.shape(), batch, lora, loraScales, loraCount);
         if (layer.owner != this) {
             throw new IllegalArgumentException("the layer was fused by other kernels");
         }
@@ -620,13 +650,41 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         }
         if (cache.f16()) {
             NativeLibrary.fusedLayerHalf(pool, isa.ordinal(), layer.handle, x, work, cache.keys16(),
-                    cache.values16(), rope.cos(), rope.sin(), batch, segments, segmentCount);
+                    cache.values16(), rope.cos(), rope.sin(), batch, segments, segmentCount, lora, loraScales,
+                    loraCount);
         } else {
             NativeLibrary.fusedLayer(pool, isa.ordinal(), layer.handle, x, work, cache.keys(), cache.values(),
-                    rope.cos(), rope.sin(), batch, segments, segmentCount);
+                    rope.cos(), rope.sin(), batch, segments, segmentCount, lora, loraScales, loraCount);
         }
         Reference.reachabilityFence(this);
         Reference.reachabilityFence(layer);
+    }
+
+    /** Checks the LoRA jobs against the layer's shapes: a wrong size would read or write past memory. */
+    private static void checkLora(LayerShape shape, int batch, long[] lora, float[] scales, int count) {
+        if (count < 0 || (long) count * LORA_FIELDS > lora.length || (long) count * batch > scales.length) {
+            throw new IllegalArgumentException("layer: " + count + " LoRA jobs need " + count * LORA_FIELDS
+                    + " fields and " + (long) count * batch + " scales, got " + lora.length + " and " + scales.length);
+        }
+        int hidden = shape.hidden();
+        int q = shape.attention().qDim();
+        int kv = shape.attention().kvDim();
+        int[] ins = {hidden, hidden, hidden, q, hidden, hidden, shape.ffn()};
+        int[] outs = {q, kv, kv, hidden, shape.ffn(), shape.ffn(), hidden};
+        for (int j = 0; j < count; j++) {
+            int at = j * LORA_FIELDS;
+            long target = lora[at];
+            long aRows = lora[at + 3];
+            long aCols = lora[at + 4];
+            long bRows = lora[at + 10];
+            long bCols = lora[at + 11];
+            int f32 = Matrix.Layout.F32.ordinal();
+            if (target < 0 || target > 6 || lora[at + 1] != f32 || lora[at + 8] != f32 || lora[at + 2] == 0
+                    || lora[at + 9] == 0 || aCols != ins[(int) target] || bRows != outs[(int) target]
+                    || aRows != bCols || aRows < 1) {
+                throw new IllegalArgumentException("layer: LoRA job " + j + " does not fit target " + target);
+            }
+        }
     }
 
     /**

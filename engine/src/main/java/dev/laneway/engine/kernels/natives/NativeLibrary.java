@@ -123,16 +123,19 @@ final class NativeLibrary {
 
     /**
      * One fused layer over a float cache, on {@code segmentCount} segments of the batch: quadruples of first row,
-     * rows, first position and the cache offset of the segment's sequence.
+     * rows, first position and the cache offset of the segment's sequence; with {@code loraCount} LoRA jobs
+     * ({@link NativeKernels#LORA_FIELDS} each) and their rows' scales ({@code batch} per job).
      */
     @CriticalRegion
     static native void fusedLayer(long pool, int isa, long layer, float[] x, float[] work, float[] keys,
-            float[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount);
+            float[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount, long[] lora,
+            float[] loraScales, int loraCount);
 
     /** One fused layer over a half-precision cache. */
     @CriticalRegion
     static native void fusedLayerHalf(long pool, int isa, long layer, float[] x, float[] work, short[] keys,
-            short[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount);
+            short[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount, long[] lora,
+            float[] loraScales, int loraCount);
 
     static native long streamRead(long pool, int isa, ByteBuffer data, long bytes);
 
