@@ -49,8 +49,8 @@ final class LoraJobs {
         }
         int at = count * NativeKernels.LORA_FIELDS;
         fields[at] = target;
-        System.arraycopy(kernels.loraMatrix(pair.a()), 0, fields, at + 1, 7);
-        System.arraycopy(kernels.loraMatrix(pair.b()), 0, fields, at + 8, 7);
+        kernels.loraMatrix(pair.a(), fields, at + 1);
+        kernels.loraMatrix(pair.b(), fields, at + 8);
         int row = count * rows;
         for (int s = 0; s < b.segments; s++) {
             java.util.Arrays.fill(scales, row + b.firstRow[s], row + b.firstRow[s] + b.rows[s],

@@ -14,6 +14,7 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -54,12 +55,24 @@ public class Admission {
 
         /** Stops the work as {@link #cancel} does, and tells its client {@code why}. */
         void end(ApiException why);
+
+        /** The LoRA adapters the work applies, by name. */
+        default List<String> adapters() {
+            return List.of();
+        }
+    }
+
+    /** The LoRA adapters of the requests generating now and of those waiting, by name, each once. */
+    public record AdapterUse(Set<String> running, Set<String> waiting) {
     }
 
     /** How long ended jobs get to tell their clients. */
     private static final Duration END_WAIT = Duration.ofSeconds(5);
 
-    /** One model's line: its streams, and the permits of the requests it admits (streams and queue). */
+    /**
+     * One model's line: its streams, the permits of the requests it admits (streams and queue), and those requests in
+     * the order they came, the first {@code streams} of them the ones generating.
+     */
     private record Line(int streams, Semaphore admitted, Set<Job> jobs) {
         int queued() {
             return Math.max(0, jobs.size() - streams);
@@ -162,7 +175,8 @@ public class Admission {
         Optional<ManagedModel> held = models.hold(job.model());
         Line line = lines.computeIfAbsent(held.map(ManagedModel::id).orElse(""), id -> {
             int n = held.map(m -> m.spec().options().streams()).orElse(streams);
-            return new Line(n, new Semaphore(n + queueMax), ConcurrentHashMap.newKeySet());
+            return new Line(n, new Semaphore(n + queueMax), java.util.Collections.synchronizedSet(
+                    new java.util.LinkedHashSet<>()));
         });
         if (!line.admitted().tryAcquire()) {
             held.ifPresent(ManagedModel::release);
@@ -182,6 +196,25 @@ public class Admission {
             line.admitted().release();
             held.ifPresent(ManagedModel::release);
         });
+    }
+
+    /**
+     * The adapters of the requests generating and waiting, over every model: of each line's requests, the first as
+     * many as it has streams are generating (streams are taken in the order requests come).
+     */
+    public AdapterUse adapterUse() {
+        Set<String> running = new java.util.TreeSet<>();
+        Set<String> waiting = new java.util.TreeSet<>();
+        for (Line line : lines.values()) {
+            List<Job> inOrder;
+            synchronized (line.jobs()) {
+                inOrder = List.copyOf(line.jobs());
+            }
+            for (int i = 0; i < inOrder.size(); i++) {
+                (i < line.streams() ? running : waiting).addAll(inOrder.get(i).adapters());
+            }
+        }
+        return new AdapterUse(running, waiting);
     }
 
     /** Requests admitted beyond the streams: waiting for one, over every model. */

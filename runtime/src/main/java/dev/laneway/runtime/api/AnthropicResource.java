@@ -34,7 +34,7 @@ public class AnthropicResource {
 
     GenerationService.Answer messages(JsonRequest anthropic) {
         ChatRequest request = chat(anthropic, false);
-        return service.chat(request, (model, params, promptTokens) -> new AnthropicFormat(model.id(), promptTokens));
+        return service.chat(request, (model, name, params, promptTokens) -> new AnthropicFormat(name, promptTokens));
     }
 
     /** The prompt's tokens as the chat template renders the request: {@code {"input_tokens"}}. */

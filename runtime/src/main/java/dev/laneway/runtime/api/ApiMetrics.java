@@ -133,7 +133,9 @@ public class ApiMetrics {
      * The gauges an inference gateway's endpoint picker reads, under vLLM's names (Prometheus text): requests waiting
      * and running, the KV cache in use (0 to 1), the cache's shape as {@code vllm:cache_config_info} (its capacity
      * counted in blocks of {@link #BLOCK} positions, vLLM's default block; the cache here is one contiguous context
-     * per stream, so the block is a unit of count) and the LoRA adapters as {@code vllm:lora_requests_info} (none).
+     * per stream, so the block is a unit of count) and the LoRA adapters as {@code vllm:lora_requests_info}: those
+     * served (every one can run in a batch beside the others, so {@code max_lora} is their number), and those of
+     * the requests generating and waiting, comma-separated, its value the time of reading as vLLM writes it.
      */
     String vllmText() {
         KvUse kv = kvUse();
@@ -143,10 +145,17 @@ public class ApiMetrics {
         gauge(out, "vllm:kv_cache_usage_perc", "KV cache usage, 0 to 1.", "", kv.fraction());
         gauge(out, "vllm:cache_config_info", "The KV cache's shape.", "{block_size=\"" + BLOCK
                 + "\",num_gpu_blocks=\"" + kv.capacity() / BLOCK + "\"}", 1);
-        gauge(out, "vllm:lora_requests_info", "LoRA adapters running and waiting (none are served).",
-                "{max_lora=\"0\",running_lora_adapters=\"\",waiting_lora_adapters=\"\"}",
+        Admission.AdapterUse adapters = admission.adapterUse();
+        gauge(out, "vllm:lora_requests_info", "LoRA adapters served, running and waiting.",
+                "{max_lora=\"" + models.adapters().all().size() + "\",running_lora_adapters=\""
+                        + label(adapters.running()) + "\",waiting_lora_adapters=\"" + label(adapters.waiting()) + "\"}",
                 System.currentTimeMillis() / 1000.0);
         return out.toString();
+    }
+
+    /** Names as one label value: comma-separated, with Prometheus' escapes. */
+    private static String label(java.util.Set<String> names) {
+        return String.join(",", names).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }
 
     /** vLLM's default KV block, in positions: the unit of {@code vllm:cache_config_info}'s capacity. */

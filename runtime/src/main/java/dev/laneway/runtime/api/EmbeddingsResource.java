@@ -76,6 +76,7 @@ public class EmbeddingsResource {
                     + format);
         }
         int normalize = r.integer("embd_normalize").orElse(2);
+        service.refuseAdapter(r.string("model"), "embeddings");
         ServedModel model = service.modelFor(r.string("model"));
         List<int[]> prompts = prompts(model, input);
         int tokens = prompts.stream().mapToInt(p -> p.length).sum();

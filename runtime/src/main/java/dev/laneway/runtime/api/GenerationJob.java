@@ -55,6 +55,11 @@ final class GenerationJob implements Admission.Job {
     }
 
     @Override
+    public java.util.List<String> adapters() {
+        return params.adapters().stream().map(dev.laneway.spi.AdapterUse::name).toList();
+    }
+
+    @Override
     public ServedModel model() {
         return model;
     }
@@ -85,7 +90,7 @@ final class GenerationJob implements Admission.Job {
             runs.add(new ChoiceRun(model, stops, params.wantsLogprobs(), answer, cancelled::get, clock));
             requests.add(new GenerationRequest(plan.prompt(), plan.maxTokens(), plan.sampling(),
                     params.topLogprobs(), params.ignoreEos(), params.grammar(), params.cachePrompt(), params.slot(),
-                    params.postSampling(), params.cacheSalt(), plan.shiftKeep()));
+                    params.postSampling(), params.cacheSalt(), plan.shiftKeep(), params.adapters()));
         }
         CompletableFuture<List<GenerationResult>> done;
         try {

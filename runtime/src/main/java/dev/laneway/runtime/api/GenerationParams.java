@@ -1,6 +1,7 @@
 package dev.laneway.runtime.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.laneway.spi.AdapterUse;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.OutputGrammar;
 import dev.laneway.spi.Sampling;
@@ -38,19 +39,25 @@ import java.util.OptionalLong;
  * @param nKeep        llama-server's {@code n_keep}: with {@code serve --context-shift}, the prompt tokens (after the
  *                     model's leading special tokens) a shift keeps; -1 the whole prompt
  * @param cacheSalt    vLLM's {@code cache_salt}: the prompt reuses only what prompts under the same salt left cached
+ * @param lora         llama-server's {@code lora}: the scale of each adapter the request sets, by its number in the
+ *                     model's list; empty: the server's scales
+ * @param adapters     the LoRA adapters the generation applies (the model named, or the scales), once resolved
  */
 record GenerationParams(OptionalInt maxTokens, double temperature, int topK, double topP, double minP,
                         double repetitionPenalty, OptionalLong seed, List<String> stops, int n, int topLogprobs,
                         boolean stream, boolean includeUsage, boolean ignoreEos, double presencePenalty,
                         double frequencyPenalty, Map<Integer, Float> logitBias, Optional<OutputGrammar> grammar,
                         boolean cachePrompt, boolean timingsPerToken, boolean returnProgress, int slot,
-                        boolean postSampling, String cacheSalt, int nKeep) {
+                        boolean postSampling, String cacheSalt, int nKeep, Map<Integer, Float> lora,
+                        List<AdapterUse> adapters) {
 
     static final int REPEAT_WINDOW = 64;
 
     GenerationParams {
         stops = List.copyOf(stops);
         logitBias = Map.copyOf(logitBias);
+        lora = Map.copyOf(lora);
+        adapters = List.copyOf(adapters);
     }
 
     /** The sampling of choice {@code choice}: with a seed, each choice draws from its own (seed + choice). */
@@ -65,7 +72,14 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias,
                 Optional.of(grammar), cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt,
-                nKeep);
+                nKeep, lora, adapters);
+    }
+
+    /** The same parameters applying {@code adapters}. */
+    GenerationParams withAdapters(List<AdapterUse> adapters) {
+        return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
+                topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, logitBias, grammar,
+                cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt, nKeep, lora, adapters);
     }
 
     boolean wantsLogprobs() {
@@ -126,7 +140,32 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
                 openAiPenalty(r, "frequency_penalty"), logitBias(r, dialect), grammar(r),
                 r.bool("cache_prompt").orElse(true), r.bool("timings_per_token").orElse(false),
                 r.bool("return_progress").orElse(false), slot(r), r.bool("post_sampling_probs").orElse(false),
-                cacheSalt(r), nKeep(r));
+                cacheSalt(r), nKeep(r), lora(r), List.of());
+    }
+
+    /** llama-server's {@code lora}: {@code [{"id": 0, "scale": 0.5}, ...]}, each adapter once. */
+    private static Map<Integer, Float> lora(JsonRequest r) {
+        JsonNode lora = r.raw("lora");
+        Map<Integer, Float> scales = new java.util.LinkedHashMap<>();
+        if (lora == null || lora.isNull()) {
+            return scales;
+        }
+        if (!lora.isArray()) {
+            throw ApiException.invalidValue("lora", "lora must be an array of {\"id\", \"scale\"} objects");
+        }
+        for (JsonNode entry : lora) {
+            JsonNode id = entry.path("id");
+            JsonNode scale = entry.path("scale");
+            if (!entry.isObject() || !id.canConvertToInt() || !id.isIntegralNumber() || id.asInt() < 0
+                    || !scale.isNumber() || !Double.isFinite(scale.asDouble()) || entry.size() != 2) {
+                throw ApiException.invalidValue("lora", "each lora entry is {\"id\": adapter number, \"scale\": "
+                        + "number}, was " + entry);
+            }
+            if (scales.put(id.asInt(), (float) scale.asDouble()) != null) {
+                throw ApiException.invalidValue("lora", "lora names adapter " + id.asInt() + " twice");
+            }
+        }
+        return scales;
     }
 
     /**
@@ -292,7 +331,7 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         bias.putAll(more);
         return new GenerationParams(maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stops, n,
                 topLogprobs, stream, includeUsage, ignoreEos, presencePenalty, frequencyPenalty, bias, grammar,
-                cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt, nKeep);
+                cachePrompt, timingsPerToken, returnProgress, slot, postSampling, cacheSalt, nKeep, lora, adapters);
     }
 
     private static OptionalInt maxTokens(JsonRequest r, boolean chat) {
@@ -457,10 +496,6 @@ record GenerationParams(OptionalInt maxTokens, double temperature, int topK, dou
         if (dialect != Dialect.NATIVE && fields != null && !fields.isNull() && !(fields.isArray() && fields.isEmpty())) {
             throw ApiException.invalidValue("response_fields", "response_fields shapes llama-server's /completion"
                     + " answers only");
-        }
-        JsonNode lora = r.raw("lora");
-        if (lora != null && !(lora.isArray() && lora.isEmpty())) {
-            throw ApiException.invalidValue("lora", "lora is not supported");
         }
         refuseUnlessDefault(r, "mirostat", 0, "mirostat sampling is not implemented");
         refuseUnlessDefault(r, "adaptive_target", -1, "adaptive-p sampling is not implemented");

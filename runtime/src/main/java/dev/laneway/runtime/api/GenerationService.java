@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.laneway.runtime.serve.ManagedModel;
 import dev.laneway.runtime.serve.ModelService;
 import dev.laneway.spi.ChatMessage;
+import dev.laneway.runtime.serve.AdapterCatalog;
+import dev.laneway.spi.AdapterUse;
 import dev.laneway.spi.GenerationRequest;
 import dev.laneway.spi.InvalidRequestException;
 import dev.laneway.spi.OutputGrammar;
@@ -62,28 +64,29 @@ public class GenerationService {
 
     /** {@code /v1/completions}, or llama-server's {@code /completion} ({@code llama}). */
     Answer complete(CompletionRequest request, boolean llama) {
-        return complete(request, (model, params, choiceTexts, promptTokens) -> llama
-                ? new NativeCompletionFormat(model.id(), model.info().contextLength(), params, choiceTexts,
+        return complete(request, (model, name, params, choiceTexts, promptTokens) -> llama
+                ? new NativeCompletionFormat(name, model.info().contextLength(), params, choiceTexts,
                 request.returnTokens(), request.responseFields(), model.endOfGeneration())
-                : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model), params.wantsLogprobs()),
-                request.verbose(), model, params, choiceTexts));
+                : verbose(new CompletionFormat(ReplyHeader.fresh("cmpl-", model, name), params.wantsLogprobs()),
+                request.verbose(), model, name, params, choiceTexts));
     }
 
     /** A completion answered in {@code reply}'s format (Ollama's raw generation). */
     Answer complete(CompletionRequest request, Reply reply) {
-        return complete(request, (model, params, choiceTexts, promptTokens) -> reply.format(model, params,
-                promptTokens));
+        return complete(request, (model, name, params, choiceTexts, promptTokens) -> reply.format(model, name,
+                params, promptTokens));
     }
 
     /** A completion's format, from its choices' prompts as the model read them. */
     @FunctionalInterface
     private interface CompletionReply {
-        ReplyFormat format(ServedModel model, GenerationParams params, List<String> choiceTexts, int promptTokens);
+        ReplyFormat format(ServedModel model, String name, GenerationParams params, List<String> choiceTexts,
+                           int promptTokens);
     }
 
     private Answer complete(CompletionRequest request, CompletionReply reply) {
         ServedModel model = modelFor(request.model());
-        GenerationParams params = request.params();
+        GenerationParams params = withAdapters(request.model(), model, request.params());
         if (!request.textBiases().isEmpty()) {
             Map<Integer, Float> bias = new HashMap<>();
             request.textBiases().forEach((text, b) -> {
@@ -112,7 +115,8 @@ public class GenerationService {
             }
         }
         Optional<RouteDecision> route = route(model, RoutingInput.prompt(String.join("\n", texts)));
-        ReplyFormat format = reply.format(model, params, choiceTexts, promptTokens);
+        ReplyFormat format = reply.format(model, shownName(request.model(), model), params, choiceTexts,
+                promptTokens);
         return run(model, route, plans, promptTokens, params, format, AnswerReading.PLAIN);
     }
 
@@ -143,15 +147,18 @@ public class GenerationService {
         }
     }
 
-    /** The format of a request's answer, made once its model, parameters and prompt are known. */
+    /**
+     * The format of a request's answer, made once its model, parameters and prompt are known; {@code name} is the
+     * model as the answer names it (the request's adapter, else the model's id).
+     */
     @FunctionalInterface
     interface Reply {
-        ReplyFormat format(ServedModel model, GenerationParams params, int promptTokens);
+        ReplyFormat format(ServedModel model, String name, GenerationParams params, int promptTokens);
     }
 
     /** OpenAI's {@code chat.completion}. */
-    static final Reply OPENAI_CHAT = (model, params, promptTokens) -> new ChatFormat(
-            ReplyHeader.fresh("chatcmpl-", model), params.wantsLogprobs());
+    static final Reply OPENAI_CHAT = (model, name, params, promptTokens) -> new ChatFormat(
+            ReplyHeader.fresh("chatcmpl-", model, name), params.wantsLogprobs());
 
     /** {@code /v1/chat/completions}. */
     Answer chat(ChatRequest request) {
@@ -162,7 +169,7 @@ public class GenerationService {
     Answer chat(ChatRequest request, Reply reply) {
         ServedModel model = modelFor(request.model());
         Optional<ToolUse> tools = toolUse(model, request);
-        GenerationParams params = request.params();
+        GenerationParams params = withAdapters(request.model(), model, request.params());
         if (tools.isPresent()) {
             Optional<OutputGrammar> calls = ToolCallGrammar.of(tools.get().format(),
                     model.chatTemplateSource().orElse(""), OfferedTool.of(request.tools()), request.toolChoice(),
@@ -184,9 +191,10 @@ public class GenerationService {
         Optional<RouteDecision> route = route(model, RoutingInput.chat(request.messages()));
         boolean thinks = request.reasoningSplit()
                 && model.chatTemplateSource().map(ReasoningSplit::writtenBy).orElse(false);
-        ReplyFormat format = reply.format(model, params, ids.length);
+        String name = shownName(request.model(), model);
+        ReplyFormat format = reply.format(model, name, params, ids.length);
         if (reply == OPENAI_CHAT) {
-            format = verbose(format, request.verbose(), model, params, Collections.nCopies(plans.size(),
+            format = verbose(format, request.verbose(), model, name, params, Collections.nCopies(plans.size(),
                     model.detokenize(ids)));
         }
         return run(model, route, plans, ids.length, params, format,
@@ -194,12 +202,12 @@ public class GenerationService {
     }
 
     /** With {@code serve --verbose} or the request's {@code verbose}, the answer with {@code __verbose} added. */
-    private ReplyFormat verbose(ReplyFormat format, boolean asked, ServedModel model, GenerationParams params,
-                                List<String> prompts) {
+    private ReplyFormat verbose(ReplyFormat format, boolean asked, ServedModel model, String name,
+                                GenerationParams params, List<String> prompts) {
         if (!asked && !config.verbose()) {
             return format;
         }
-        return new VerboseFormat(format, new NativeCompletionFormat(model.id(), model.info().contextLength(), params,
+        return new VerboseFormat(format, new NativeCompletionFormat(name, model.info().contextLength(), params,
                 prompts, false, List.of(), model.endOfGeneration()));
     }
 
@@ -272,6 +280,59 @@ public class GenerationService {
         }
     }
 
+    /**
+     * The parameters with the LoRA adapters the generation applies: the adapter the request's model names, at scale 1;
+     * for the base model, the request's {@code lora} scales (llama-server's, by adapter number) over the server's.
+     *
+     * @throws ApiException 400 for a {@code lora} entry that names no adapter, or scales with an adapter's id
+     */
+    private GenerationParams withAdapters(Optional<String> requested, ServedModel model, GenerationParams params) {
+        Optional<AdapterCatalog.Adapter> named = requested.filter(name -> models.find(name).isEmpty())
+                .flatMap(name -> models.adapters().find(name));
+        if (named.isPresent()) {
+            if (!params.lora().isEmpty()) {
+                throw ApiException.invalidValue("lora", "lora sets the base model's adapter scales; model names the"
+                        + " adapter " + named.get().name() + ", which applies at scale 1");
+            }
+            return params.withAdapters(List.of(new AdapterUse(named.get().name(), 1f)));
+        }
+        List<AdapterCatalog.Adapter> of = models.adapters().of(model.id());
+        for (int id : params.lora().keySet()) {
+            if (id >= of.size()) {
+                throw ApiException.invalidValue("lora", "lora names adapter " + id + "; the model has "
+                        + of.size() + " (0 to " + (of.size() - 1) + ", see /lora-adapters)");
+            }
+        }
+        List<AdapterUse> uses = new ArrayList<>();
+        for (int id = 0; id < of.size(); id++) {
+            String name = of.get(id).name();
+            float scale = params.lora().getOrDefault(id, models.adapters().scale(name));
+            if (scale != 0) {
+                uses.add(new AdapterUse(name, scale));
+            }
+        }
+        return uses.isEmpty() ? params : params.withAdapters(uses);
+    }
+
+    /** The name an answer gives its model: the adapter the request names, else the model's id. */
+    private String shownName(Optional<String> requested, ServedModel model) {
+        return requested.filter(name -> models.find(name).isEmpty()).flatMap(name -> models.adapters().find(name))
+                .map(AdapterCatalog.Adapter::name).orElse(model.id());
+    }
+
+    /**
+     * Refuses a request that names an adapter for work an adapter does not change (embeddings, ranking).
+     *
+     * @throws ApiException 400 naming the adapter
+     */
+    void refuseAdapter(Optional<String> requested, String work) {
+        requested.filter(name -> models.find(name).isEmpty()).flatMap(name -> models.adapters().find(name))
+                .ifPresent(a -> {
+                    throw ApiException.invalidValue("model", "model " + a.name() + " is a LoRA adapter, which "
+                            + "changes generation; " + work + " come from its base model " + a.base());
+                });
+    }
+
     /** The model a request names (the default one when it names none), loaded and held for the request. */
     ServedModel modelFor(Optional<String> requested) {
         return readyModel(managed(requested));
@@ -290,12 +351,15 @@ public class GenerationService {
             case DRAINING -> throw ApiException.shuttingDown("the server is shutting down; retry elsewhere or later");
             case READY -> { }
         }
-        Optional<ManagedModel> named = requested.flatMap(models::find);
+        Optional<ManagedModel> named = requested.flatMap(models::find).or(() -> requested
+                .flatMap(name -> models.adapters().find(name)).flatMap(a -> models.find(a.base())));
         if (named.isPresent()) {
             return named.get();
         }
         if (requested.isPresent() && !config.acceptAnyModel()) {
-            throw ApiException.modelNotFound(requested.get(), models.models().stream().map(ManagedModel::id).toList());
+            List<String> served = new ArrayList<>(models.models().stream().map(ManagedModel::id).toList());
+            models.adapters().all().forEach(a -> served.add(a.name()));
+            throw ApiException.modelNotFound(requested.get(), served);
         }
         return models.defaultModel().orElseThrow(() -> ApiException.notReady("no model is served"));
     }

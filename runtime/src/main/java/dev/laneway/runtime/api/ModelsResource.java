@@ -1,5 +1,7 @@
 package dev.laneway.runtime.api;
 
+import dev.laneway.runtime.serve.AdapterCatalog;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
@@ -36,13 +38,17 @@ public class ModelsResource {
     @GET
     public ModelList list() {
         service.managed();  // 503 while the server starts or stops
-        return new ModelList("list", models.models().stream().map(ModelCard::of).toList());
+        List<ModelCard> cards = new java.util.ArrayList<>(models.models().stream().map(ModelCard::of).toList());
+        models.adapters().all().forEach(a -> models.find(a.base()).ifPresent(base -> cards.add(ModelCard.of(a, base))));
+        return new ModelList("list", cards);
     }
 
     @GET
     @Path("/{id: .+}")
     public ModelCard get(@PathParam("id") String id) {
-        return ModelCard.of(service.managed(Optional.of(id)));
+        ManagedModel m = service.managed(Optional.of(id));
+        return models.find(id).isEmpty() ? models.adapters().find(id).map(a -> ModelCard.of(a, m))
+                .orElseGet(() -> ModelCard.of(m)) : ModelCard.of(m);
     }
 
     public record ModelList(String object, List<ModelCard> data) {
@@ -64,19 +70,30 @@ public class ModelsResource {
 
     /**
      * OpenAI's model object, plus its state, what serves it, the names requests may give it (its id first) and its
-     * tags, as llama-server lists them; what only its route knows is missing until it has been loaded.
+     * tags, as llama-server lists them; what only its route knows is missing until it has been loaded. A LoRA
+     * adapter's has its base model as {@code parent} and its file as {@code root}, as vLLM lists them, and its base
+     * model's state.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record ModelCard(String id, String object, long created, String ownedBy, List<String> aliases,
                             List<String> tags, Status status, String route, String device, String architecture,
-                            Integer contextLength, Integer vocabSize, Map<String, String> metadata) {
+                            Integer contextLength, Integer vocabSize, Map<String, String> metadata, String parent,
+                            String root) {
         static ModelCard of(ManagedModel m) {
             Optional<ModelInfo> info = m.description().map(ManagedModel.Description::info);
             return new ModelCard(m.id(), "model", STARTED, "laneway", m.spec().names(), m.spec().tags(), Status.of(m),
                     info.map(ModelInfo::route).orElse(null), info.map(ModelInfo::device).orElse(null),
                     info.map(ModelInfo::architecture).orElse(null), info.map(ModelInfo::contextLength).orElse(null),
-                    info.map(ModelInfo::vocabSize).orElse(null), info.map(ModelInfo::metadata).orElse(null));
+                    info.map(ModelInfo::vocabSize).orElse(null), info.map(ModelInfo::metadata).orElse(null), null,
+                    null);
+        }
+
+        static ModelCard of(AdapterCatalog.Adapter a, ManagedModel base) {
+            ModelCard b = of(base);
+            return new ModelCard(a.name(), "model", STARTED, "laneway", List.of(a.name()), List.of(), b.status(),
+                    b.route(), b.device(), b.architecture(), b.contextLength(), b.vocabSize(), null, base.id(),
+                    PublicText.of(a.path().toString()));
         }
     }
 }

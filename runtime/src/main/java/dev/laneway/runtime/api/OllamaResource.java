@@ -153,7 +153,7 @@ public class OllamaResource {
         ChatRequest request = ChatRequest.read(JsonRequest.of(OllamaRequest.chat(ollama, context(ollama))),
                 service.defaults());
         keepAlive(ollama);
-        return service.chat(request, (model, params, promptTokens) -> new OllamaFormat(model.id(), true));
+        return service.chat(request, (model, name, params, promptTokens) -> new OllamaFormat(name, true));
     }
 
     /**
@@ -177,10 +177,10 @@ public class OllamaResource {
         keepAlive(ollama);
         if (mapped.has("prompt")) {
             CompletionRequest request = CompletionRequest.read(JsonRequest.of(mapped), service.defaults());
-                return service.complete(request, (model, params, promptTokens) -> new OllamaFormat(model.id(), false));
+                return service.complete(request, (model, name, params, promptTokens) -> new OllamaFormat(name, false));
         }
         ChatRequest request = ChatRequest.read(JsonRequest.of(mapped), service.defaults());
-        return service.chat(request, (model, params, promptTokens) -> new OllamaFormat(model.id(), false));
+        return service.chat(request, (model, name, params, promptTokens) -> new OllamaFormat(name, false));
     }
 
     private GenerationService.Answer loadOrUnload(JsonRequest ollama) {

@@ -19,11 +19,12 @@ record ReplyHeader(String id, long created, String model, String systemFingerpri
     private static final String VERSION = java.util.Optional.ofNullable(ReplyHeader.class.getPackage()
             .getImplementationVersion()).orElse("dev");
 
-    static ReplyHeader fresh(String idPrefix, ServedModel model) {
+    /** A new answer's header, naming the model as the request did ({@code name}: the model's id or an adapter's). */
+    static ReplyHeader fresh(String idPrefix, ServedModel model, String name) {
         byte[] bytes = new byte[18];
         RANDOM.nextBytes(bytes);
         String id = idPrefix + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-        return new ReplyHeader(id, System.currentTimeMillis() / 1000, model.id(), "b" + VERSION + "-"
+        return new ReplyHeader(id, System.currentTimeMillis() / 1000, name, "b" + VERSION + "-"
                 + model.info().route() + "-" + model.info().device());
     }
 }

@@ -79,6 +79,7 @@ public class RerankResource {
         if (topN < 0) {
             throw ApiException.invalidValue("top_n", "top_n must not be negative, was " + topN);
         }
+        service.refuseAdapter(r.string("model"), "rankings");
         ServedModel model = service.modelFor(r.string("model"));
         if (EmbeddingsResource.pooling(config, model) != Pooling.RANK) {
             throw notServed();

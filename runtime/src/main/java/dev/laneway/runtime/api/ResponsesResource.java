@@ -28,7 +28,7 @@ public class ResponsesResource {
 
     GenerationService.Answer responses(JsonRequest request) {
         ChatRequest chat = ChatRequest.read(JsonRequest.of(ResponsesRequest.toChat(request)), service.defaults());
-        return service.chat(chat, (model, params, promptTokens) -> new ResponsesFormat(model.id(), params,
+        return service.chat(chat, (model, name, params, promptTokens) -> new ResponsesFormat(name, params,
                 promptTokens));
     }
 

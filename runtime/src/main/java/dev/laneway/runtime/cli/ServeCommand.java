@@ -143,6 +143,15 @@ final class ServeCommand implements Callable<Integer> {
             + " keep-alive: seconds or a duration such as 5m or 1h30m (at least 1 s), or -1 (never).")
     String keepAlive;
 
+    @Option(names = "--lora", paramLabel = "NAME=PATH", description = "Serve a LoRA adapter of the model (a GGUF"
+            + " adapter file or a PEFT directory) as model NAME; repeatable. Requests that name it apply it"
+            + " (docs/lora.md).")
+    List<String> lora;
+
+    @Option(names = "--lora-dir", paramLabel = "DIR", description = "Let POST /v1/load_lora_adapter load adapters at"
+            + " run time, from DIR only.")
+    Path loraDir;
+
     @Option(names = "--models-dir", paramLabel = "DIR", description = "Serve every model in DIR too (container"
             + " directories, .gguf files, checkpoints), each named by its file or folder and loaded on first use.")
     Path modelsDir;
@@ -190,6 +199,18 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (sleepIdleSeconds != null && (sleepIdleSeconds == 0 || sleepIdleSeconds < -1)) {
             throw new UsageException("--sleep-idle-seconds must be at least 1, or -1 (never), was " + sleepIdleSeconds);
+        }
+        if (lora != null) {
+            for (String entry : lora) {
+                int eq = entry.indexOf('=');
+                if (eq < 1 || eq == entry.length() - 1) {
+                    throw new UsageException("--lora takes NAME=PATH (the adapter's model id, its GGUF file or PEFT"
+                            + " directory), was '" + entry + "'");
+                }
+            }
+        }
+        if (loraDir != null && !java.nio.file.Files.isDirectory(loraDir)) {
+            throw new UsageException("--lora-dir " + loraDir + " is not a directory");
         }
         if (tags != null && tags.stream().anyMatch(String::isBlank)) {
             throw new UsageException("--tags must not hold a blank tag");
@@ -360,6 +381,15 @@ final class ServeCommand implements Callable<Integer> {
         if (!model.models.isEmpty()) {
             settings.put("laneway.model", model.models.stream().map(p -> escaped(p.toAbsolutePath().toString()))
                     .collect(Collectors.joining(",")));
+        }
+        if (lora != null) {
+            settings.put("laneway.lora", lora.stream().map(e -> {
+                int eq = e.indexOf('=');
+                return escaped(e.substring(0, eq) + "=" + Path.of(e.substring(eq + 1)).toAbsolutePath());
+            }).collect(Collectors.joining(",")));
+        }
+        if (loraDir != null) {
+            settings.put("laneway.lora-dir", loraDir.toAbsolutePath().toString());
         }
         if (modelsDir != null) {
             settings.put("laneway.models-dir", modelsDir.toAbsolutePath().toString());

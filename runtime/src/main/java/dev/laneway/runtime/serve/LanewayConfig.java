@@ -21,6 +21,16 @@ public interface LanewayConfig {
      */
     Optional<List<String>> model();
 
+    /**
+     * LoRA adapters of the default model, each {@code NAME=PATH} (a GGUF adapter or a PEFT directory), served as
+     * model ids of their own.
+     */
+    Optional<List<String>> lora();
+
+    /** The directory adapters loaded at run time are read from; empty: loading at run time is off. */
+    @WithName("lora-dir")
+    Optional<String> loraDir();
+
     /** A directory whose every model (container, {@code .gguf} file, checkpoint) is served, named by its file. */
     @WithName("models-dir")
     Optional<String> modelsDir();

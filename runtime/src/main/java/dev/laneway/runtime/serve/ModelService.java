@@ -59,6 +59,7 @@ public class ModelService {
     /** Models being opened, whose room {@link #makeRoom} has given them; guarded by this. */
     private final Set<ManagedModel> opening = new HashSet<>();
     private ScheduledExecutorService sleeper;
+    private final AdapterCatalog adapters = new AdapterCatalog();
 
     void onStart(@Observes StartupEvent event) {
         if (config.sleepIdleSeconds().isPresent() && config.sleepIdleSeconds().get() < 1) {
@@ -73,6 +74,7 @@ public class ModelService {
         }
         try {
             models = ModelCatalog.read(config).stream().map(spec -> new ManagedModel(spec, this)).toList();
+            startupAdapters();
         } catch (IllegalArgumentException e) {
             fail(ExitCodes.USAGE, e.getMessage());
             return;
@@ -89,6 +91,48 @@ public class ModelService {
         long period = config.sleepIdleSeconds().map(seconds -> Math.min(250, seconds * 1000L / 4)).orElse(250L);
         sleeper.scheduleWithFixedDelay(() -> models.forEach(ManagedModel::unloadIfExpired), period, period,
                 TimeUnit.MILLISECONDS);
+    }
+
+    /** {@code laneway.lora}: NAME=PATH adapters of the default model. */
+    private void startupAdapters() {
+        List<String> given = config.lora().orElse(List.of());
+        if (given.isEmpty()) {
+            return;
+        }
+        String base = models.isEmpty() ? null : models.get(0).id();
+        for (String entry : given) {
+            int eq = entry.indexOf('=');
+            if (eq < 1 || eq == entry.length() - 1) {
+                throw new IllegalArgumentException("laneway.lora entries are NAME=PATH (an adapter's id and its"
+                        + " GGUF file or PEFT directory), was '" + entry + "'");
+            }
+            String name = entry.substring(0, eq).trim();
+            checkAdapterName(name);
+            java.nio.file.Path path = java.nio.file.Path.of(entry.substring(eq + 1).trim()).toAbsolutePath();
+            if (!java.nio.file.Files.exists(path)) {
+                throw new IllegalArgumentException("laneway.lora " + name + ": no such file or directory " + path);
+            }
+            adapters.put(new AdapterCatalog.Adapter(name, base, path));
+        }
+    }
+
+    /**
+     * Checks that {@code name} can be an adapter's id: not empty, and no model's or other adapter's name.
+     *
+     * @throws IllegalArgumentException naming the clash
+     */
+    public void checkAdapterName(String name) {
+        if (name.isBlank() || name.length() > 256) {
+            throw new IllegalArgumentException("an adapter's name must be 1 to 256 characters, was '" + name + "'");
+        }
+        if (find(name).isPresent() || adapters.find(name).isPresent()) {
+            throw new IllegalArgumentException("'" + name + "' already names a model or an adapter");
+        }
+    }
+
+    /** The LoRA adapters served, by id. */
+    public AdapterCatalog adapters() {
+        return adapters;
     }
 
     private static long physicalMemory() {
@@ -138,6 +182,15 @@ public class ModelService {
      */
     ServedModel open(ModelSpec spec) throws Exception {
         ServedModel opened = opener.open(spec);
+        for (AdapterCatalog.Adapter a : adapters.of(spec.id())) {
+            try {
+                opened.loadAdapter(a.name(), a.path());
+            } catch (Exception e) {
+                opened.close();
+                throw new DispatchException("cannot serve " + spec.path() + " with its LoRA adapter " + a.name()
+                        + " (" + a.path() + "): " + e.getMessage());
+            }
+        }
         if (config.contextShift() && !opened.shiftsContext()) {
             opened.close();
             throw new DispatchException("cannot serve " + spec.path() + " with --context-shift: this model's"

@@ -51,9 +51,10 @@ class AdmissionTest {
     private GenerationJob job(String text, int maxTokens, CompletableFuture<HttpReply> reply) {
         GenerationParams params = new GenerationParams(OptionalInt.of(maxTokens), 0, 0, 1, 0, 1, OptionalLong.empty(),
                 List.of(), 1, GenerationRequest.NO_LOGPROBS, false, false, false, 0, 0, java.util.Map.of(),
-                Optional.empty(), true, false, false, -1, false, GenerationRequest.NO_SALT, 0);
+                Optional.empty(), true, false, false, -1, false, GenerationRequest.NO_SALT, 0, java.util.Map.of(),
+                List.of());
         int[] prompt = model.tokenize(text, true, true);
-        ReplyFormat format = new CompletionFormat(ReplyHeader.fresh("cmpl-", model), false);
+        ReplyFormat format = new CompletionFormat(ReplyHeader.fresh("cmpl-", model, model.id()), false);
         return new GenerationJob(model, Optional.empty(), List.of(new ChoicePlan(0, prompt, maxTokens,
                 params.sampling(0))),
                 prompt.length, params, AnswerReading.PLAIN, new CollectedReply(format, reply, new ObjectMapper()),

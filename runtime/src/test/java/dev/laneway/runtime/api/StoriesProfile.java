@@ -7,6 +7,7 @@ import io.restassured.response.Response;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -182,4 +183,43 @@ public class StoriesProfile implements QuarkusTestProfile {
         }
     }
 
+    /**
+     * stories260K with two random LoRA adapters from the start ({@code --lora}), {@code a1} (every projection) and
+     * {@code a2} (q, k, up and down), written as llama.cpp's converter lays adapters out; a third, {@code a3.gguf}, and
+     * a file that is no adapter wait in the adapter directory ({@code --lora-dir}) for loading at run time.
+     */
+    public static class Lora extends StoriesProfile {
+        static final Path DIR;
+
+        static {
+            try {
+                DIR = Files.createTempDirectory("laneway-lora");
+                DIR.toFile().deleteOnExit();
+                var all = dev.laneway.engine.bench.RandomAdapter.PROJECTIONS;
+                dev.laneway.engine.bench.RandomAdapter.write(model(), DIR.resolve("a1.gguf"), 4, 8, all, 0.08f, 1);
+                dev.laneway.engine.bench.RandomAdapter.write(model(), DIR.resolve("a2.gguf"), 8, 0,
+                        java.util.Set.of("attn_q.weight", "attn_k.weight", "ffn_up.weight", "ffn_down.weight"),
+                        0.05f, 2);
+                dev.laneway.engine.bench.RandomAdapter.write(model(), DIR.resolve("a3.gguf"), 2, 4, all, 0.1f, 3);
+                Files.writeString(DIR.resolve("notes.gguf"), "not an adapter");
+                for (String f : List.of("a1.gguf", "a2.gguf", "a3.gguf", "notes.gguf")) {
+                    DIR.resolve(f).toFile().deleteOnExit();
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            Map<String, String> config = super.getConfigOverrides();
+            config.put("laneway.lora", "a1=" + DIR.resolve("a1.gguf") + ",a2=" + DIR.resolve("a2.gguf"));
+            config.put("laneway.lora-dir", DIR.toString());
+            config.put("laneway.streams", "4");
+            config.put("laneway.queue.max", "16");
+            config.put("laneway.metrics-endpoint", "true");
+            config.put("laneway.embeddings", "true");
+            return config;
+        }
+    }
 }

@@ -580,24 +580,31 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      */
     public void runLayer(FusedLayer layer, float[] x, float[] work, KvCache.Layer cache, int batch, int[] segments,
                          int segmentCount) {
-        runLayer(layer, x, work, cache, batch, segments, segmentCount, NO_LORA, new float[0], 0);
+        runLayer(layer, x, work, cache, batch, segments, segmentCount, NO_LORA, NO_SCALES, 0);
     }
 
     /** Fields of one LoRA job of {@link #runLayer}: its target, then A and B as {@link #loraMatrix} describes them. */
     public static final int LORA_FIELDS = 15;
     private static final long[] NO_LORA = new long[0];
+    private static final float[] NO_SCALES = new float[0];
 
     /**
-     * A LoRA pair's matrix as a job of {@link #runLayer} holds it: a float matrix in native memory.
+     * Writes a LoRA pair's matrix as a job of {@link #runLayer} holds it (a float matrix in native memory) into
+     * {@code fields[at .. at + 7)}.
      *
      * @throws IllegalArgumentException when it is not one
      */
-    public long[] loraMatrix(Matrix m) {
+    public void loraMatrix(Matrix m, long[] fields, int at) {
         if (m.layout() != Matrix.Layout.F32 || !m.data().isDirect()) {
             throw new IllegalArgumentException(m.name() + ": a LoRA matrix is a float matrix in native memory");
         }
-        return new long[] {m.layout().ordinal(), NativeLibrary.bufferAddress(m.data()), m.rows(), m.cols(), 0, 0,
-                Streaming.IN_PLACE.ordinal()};
+        fields[at] = m.layout().ordinal();
+        fields[at + 1] = NativeLibrary.bufferAddress(m.data());
+        fields[at + 2] = m.rows();
+        fields[at + 3] = m.cols();
+        fields[at + 4] = 0;
+        fields[at + 5] = 0;
+        fields[at + 6] = Streaming.IN_PLACE.ordinal();
     }
 
     /**
@@ -665,6 +672,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (count < 0 || (long) count * LORA_FIELDS > lora.length || (long) count * batch > scales.length) {
             throw new IllegalArgumentException("layer: " + count + " LoRA jobs need " + count * LORA_FIELDS
                     + " fields and " + (long) count * batch + " scales, got " + lora.length + " and " + scales.length);
+        }
+        if (count == 0) {
+            return;
         }
         int hidden = shape.hidden();
         int q = shape.attention().qDim();
