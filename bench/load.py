@@ -18,6 +18,10 @@ medians over rounds.
               token of such a switch, against one to the model already loaded (SWITCHES of each, after one switch
               each way untimed, which leaves the packed copies and the page cache warm), and the server's RSS
               (its processes') with the first model at its first load and again after the switches.
+  adapters:   (one server each with ADAPTERS random LoRA adapters of rank 16 on every projection, made by
+              bench/random-adapter) 8 clients at once, client i on adapter i mod ADAPTERS (Laneway: the adapter's model
+              id; llama-server: --lora-init-without-apply and the request's lora scale), against 8 clients on the base
+              model of the same server. Rows: "adapters 8 over N" and "base 8 beside adapters".
 
 Prompts are random sequences of common English words. With a real tokenizer each word is about one token, and a
 generated answer read back in the next turn's prompt is (mostly) the same tokens again, as a trained model's answer
@@ -31,7 +35,8 @@ time to first token p50/p99, inter-token latency p50 (gaps between streamed toke
 llama-server (for latencies, lower is better: the ratio is still Laneway / llama-server).
 
 usage: bench/load.py [--clients 1,4,8] [--slots 4] [--rounds 3] [--requests 2] [--ctx 4096] [--threads 2]
-                     [--scenarios clients,multi-turn,shared,two-models] [--second MODEL2.gguf] [--switches 4]
+                     [--scenarios clients,multi-turn,shared,two-models,adapters] [--second MODEL2.gguf]
+                     [--switches 4] [--adapters 4]
                      [--laneway-opt K=V]... MODEL.gguf
 llama-server comes from $LLAMA_CPP_BIN, else the peer build script beside the checkout.
 Output format (stable, one row per scenario and measure):
@@ -99,11 +104,12 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
 
-    def complete(self, prompt, max_tokens=GENERATED, model=None):
+    def complete(self, prompt, max_tokens=GENERATED, model=None, extra=None):
         """One streamed completion; returns (send time, token arrival times, generated text)."""
         request = {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True, "ignore_eos": True}
         if model:
             request["model"] = model
+        request.update(extra or {})
         body = json.dumps(request).encode()
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         sent = time.time()
@@ -149,8 +155,11 @@ def percentile(values, p):
     return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))] if v else float("nan")
 
 
-def run_clients(server, clients, requests, rng_seed, shared_prefix=None):
-    """C clients at once; returns aggregate tok/s, TTFT p50, p99 and inter-token p50."""
+def run_clients(server, clients, requests, rng_seed, shared_prefix=None, adapter=None):
+    """
+    C clients at once; returns aggregate tok/s, TTFT p50, p99 and inter-token p50. adapter(i), when given, is client
+    i's (model, extra request fields).
+    """
     results, errors = [], []
     prompts = []
     rng = random.Random(rng_seed)
@@ -160,8 +169,9 @@ def run_clients(server, clients, requests, rng_seed, shared_prefix=None):
 
     def client(i):
         try:
+            model, extra = adapter(i) if adapter else (None, None)
             for p in prompts[i]:
-                results.append(server.complete(p))
+                results.append(server.complete(p, model=model, extra=extra))
         except Exception as e:  # reported below; the other clients go on
             errors.append(str(e))
 
@@ -248,6 +258,27 @@ def two_model_servers(args, log):
     return names, [Server("laneway", lw_cmd, lw_port, log), Server("llama-server", ls_cmd, ls_port, log)]
 
 
+def adapter_servers(args, log):
+    """Laneway and llama-server, each serving the model with the same random adapters."""
+    folder = os.path.join(os.environ.get("TMPDIR", "/tmp"), "laneway-adapters-%d" % os.getpid())
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for i in range(args.adapters):
+        path = os.path.join(folder, "a%d.gguf" % i)
+        subprocess.run([os.path.join(HOME, "bench", "random-adapter"), args.model, path, "16", "32", "0.01",
+                        str(i + 1)], check=True, stdout=log, stderr=log)
+        paths.append(path)
+    lw_port, ls_port = free_port(), free_port()
+    lw_cmd = [os.path.join(HOME, "laneway"), "serve", "-m", args.model, "--streams", "8", "--host", "127.0.0.1",
+              "--port", str(lw_port), "--opt", "threads=%d" % args.threads, "--opt", "ctx=%d" % args.ctx]
+    ls_cmd = [os.path.join(llama_bin(), "llama-server"), "-m", args.model, "-t", str(args.threads), "-np", "8",
+              "-c", str(8 * args.ctx), "--host", "127.0.0.1", "--port", str(ls_port), "--lora-init-without-apply"]
+    for i, path in enumerate(paths):
+        lw_cmd += ["--lora", "a%d=%s" % (i, path)]
+        ls_cmd += ["--lora", path]
+    return [Server("laneway", lw_cmd, lw_port, log), Server("llama-server", ls_cmd, ls_port, log)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model")
@@ -262,6 +293,7 @@ def main():
     ap.add_argument("--laneway-opt", action="append", default=[])
     ap.add_argument("--second", help="a second GGUF file, for the two-models scenario")
     ap.add_argument("--switches", type=int, default=4)
+    ap.add_argument("--adapters", type=int, default=4)
     args = ap.parse_args()
     scenarios = args.scenarios.split(",")
     if "two-models" in scenarios and not args.second:
@@ -279,8 +311,14 @@ def main():
               "-np", str(args.slots), "-c", str(args.slots * args.ctx), "--host", "127.0.0.1", "--port",
               str(ls_port)]
     servers = [Server("laneway", lw_cmd, lw_port, log), Server("llama-server", ls_cmd, ls_port, log)]
-    one_model = [s for s in scenarios if s != "two-models"]
+    one_model = [s for s in scenarios if s not in ("two-models", "adapters")]
     names, two = two_model_servers(args, log) if "two-models" in scenarios else ([], [])
+    adapted = adapter_servers(args, log) if "adapters" in scenarios else []
+
+    def adapter_of(server):
+        if server.name == "laneway":
+            return lambda i: ("a%d" % (i % args.adapters), None)
+        return lambda i: (None, {"lora": [{"id": i % args.adapters, "scale": 1.0}]})
 
     # rows[(scenario, measure)][server] = [value per round]
     rows = {}
@@ -295,6 +333,16 @@ def main():
             server.start()
             try:
                 record("two-models", run_two_models(server, names, args.switches, 1000 * rnd + 900), server)
+            finally:
+                server.stop()
+        for server in adapted if rnd % 2 == 0 else adapted[::-1]:
+            server.start()
+            try:
+                seed = 1000 * rnd + 800
+                server.complete(words(random.Random(98), 8), 4)  # warm-up, not timed
+                record("adapters 8 over %d" % args.adapters,
+                       run_clients(server, 8, args.requests, seed, adapter=adapter_of(server)), server)
+                record("base 8 beside adapters", run_clients(server, 8, args.requests, seed + 1), server)
             finally:
                 server.stop()
         for server in order if one_model else []:

@@ -188,6 +188,36 @@ class LoraLlamaCppTest {
             var shape = assertThrows(IOException.class, () -> m.loadAdapter("a1", dir.resolve("a1.gguf")));
             assertTrue(shape.getMessage().contains("for architecture 'llama'"), shape.getMessage());
         }
+        for (String forward : List.of("native", "fused")) {
+            try (LanewayModel m = open(stories, forward)) {
+                var shape = assertThrows(IllegalArgumentException.class, () -> m.loadAdapter("x",
+                        adapter("narrow.gguf", "blk.0.attn_q.weight", 4, 32, 64)));
+                assertTrue(shape.getMessage().contains("changes model.layers.0.self_attn.q_proj.weight as 64x32; the"
+                        + " model's is 64x64"), forward + ": " + shape.getMessage());
+                var target = assertThrows(IllegalArgumentException.class, () -> m.loadAdapter("x",
+                        adapter("embedding.gguf", "token_embd.weight", 4, 64, 512)));
+                assertTrue(target.getMessage().contains("changes model.embed_tokens.weight, which is not"),
+                        forward + ": " + target.getMessage());
+                assertTrue(m.adapters().isEmpty());
+            }
+        }
+    }
+
+    /** A GGUF adapter of one pair, {@code rank × in} and {@code out × rank}, for stories260K's architecture. */
+    private static Path adapter(String file, String matrix, int rank, int in, int out) throws IOException {
+        var w = new dev.laneway.engine.gguf.GgufWriter();
+        w.put("general.architecture", "llama");
+        w.put("general.type", "adapter");
+        w.put("adapter.type", "lora");
+        w.put("adapter.lora.alpha", 8f);
+        w.declare(matrix + ".lora_a", DType.F32, rank, in);
+        w.declare(matrix + ".lora_b", DType.F32, out, rank);
+        Path path = dir.resolve(file);
+        try (var stream = w.begin(path)) {
+            stream.write(java.nio.ByteBuffer.allocate(4 * rank * in));
+            stream.write(java.nio.ByteBuffer.allocate(4 * out * rank));
+        }
+        return path;
     }
 
     /**

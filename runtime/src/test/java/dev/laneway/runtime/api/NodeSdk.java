@@ -69,10 +69,16 @@ final class NodeSdk {
                 120);
     }
 
+    /** Asks for LoRA adapter {@code adapter} by its model id, with {@code openai-lora.mjs}. */
+    static Run lora(String baseUrl, String adapter, String prompt) throws IOException, InterruptedException {
+        install();
+        return exec(List.of("node", "openai-lora.mjs", baseUrl, adapter, prompt), Map.of(), 120);
+    }
+
     private static synchronized void install() throws IOException, InterruptedException {
         Files.createDirectories(WORK);
         for (String file : List.of("package.json", "openai-sdk.mjs", "openai-tools.mjs", "anthropic-sdk.mjs",
-                "openai-responses.mjs", "openai-embeddings.mjs", "ollama-sdk.mjs")) {
+                "openai-responses.mjs", "openai-embeddings.mjs", "ollama-sdk.mjs", "openai-lora.mjs")) {
             Files.copy(SOURCES.resolve(file), WORK.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
         if (Files.isDirectory(WORK.resolve("node_modules").resolve("openai"))

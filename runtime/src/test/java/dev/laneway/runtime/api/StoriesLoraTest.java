@@ -34,6 +34,9 @@ class StoriesLoraTest {
     private static final String BASE = StoriesProfile.ALIAS;
     private static final String PROMPT = "Once upon a time";
 
+    @io.quarkus.test.common.http.TestHTTPResource("/")
+    java.net.URL server;
+
     @BeforeEach
     void awaitReady() throws InterruptedException {
         StoriesProfile.awaitReady();
@@ -78,6 +81,17 @@ class StoriesLoraTest {
         String baseChat = post("/v1/chat/completions", chat.formatted(BASE)).path("choices[0].message.content");
         String a1Chat = post("/v1/chat/completions", chat.formatted("a1")).path("choices[0].message.content");
         assertNotEquals(baseChat, a1Chat);
+    }
+
+    /** The official OpenAI client asks for the adapter by its model id, as it would of vLLM. */
+    @Test
+    void aa_theOpenAiClientAsksForTheAdapter() throws Exception {
+        NodeSdk.Run run = NodeSdk.lora(server.toString() + "v1", "a2", PROMPT);
+        assertEquals(0, run.exitCode(), run.output());
+        String line = run.output().lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow();
+        var seen = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+        assertEquals(BASE, seen.get("parent").asText());
+        assertEquals(answer("a2", ""), seen.get("text").asText());
     }
 
     @Test

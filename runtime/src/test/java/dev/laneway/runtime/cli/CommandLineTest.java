@@ -59,6 +59,13 @@ class CommandLineTest {
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--sleep-idle-seconds", "0"},
                         "--sleep-idle-seconds must be at least 1, or -1 (never), was 0"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--tags", "a, "}, "--tags must not hold a blank"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--lora", "adapter.gguf"},
+                        "--lora takes NAME=PATH (the adapter's model id, its GGUF file or PEFT directory), was"
+                                + " 'adapter.gguf'"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--lora", "=adapter.gguf"},
+                        "--lora takes NAME=PATH"),
+                Arguments.of(new String[]{"serve", "-m", dir.toString(), "--lora-dir", dir.resolve("none").toString()},
+                        "is not a directory"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--memory-budget", "lots"},
                         "--memory-budget must be a size such as 12G or 800M, was lots"),
                 Arguments.of(new String[]{"serve", "-m", dir.toString(), "--memory-budget", "512K"},
@@ -134,6 +141,17 @@ class CommandLineTest {
         assertEquals("12288", settings.get("laneway.memory-budget-mib"));
         new picocli.CommandLine(serve).parseArgs("-m", "/m/a", "--memory-budget", "1.5GiB");
         assertEquals("1536", serve.settings(serve.model.routeOptions()).get("laneway.memory-budget-mib"));
+    }
+
+    /** LoRA adapters become configuration: each NAME=PATH (its path absolute, a comma escaped) and the directory. */
+    @Test
+    void loraAdaptersBecomeConfiguration() {
+        ServeCommand serve = new ServeCommand();
+        new picocli.CommandLine(serve).parseArgs("-m", "/m/a.gguf", "--lora", "sql=/m/sql.gguf", "--lora",
+                "chat=/m/chat,v2", "--lora-dir", "/m/adapters");
+        java.util.Map<String, String> settings = serve.settings(serve.model.routeOptions());
+        assertEquals("sql=/m/sql.gguf,chat=/m/chat\\,v2", settings.get("laneway.lora"));
+        assertEquals("/m/adapters", settings.get("laneway.lora-dir"));
     }
 
     /**
