@@ -18,8 +18,8 @@ medians over rounds.
               token of such a switch, against one to the model already loaded (SWITCHES of each, after one switch
               each way untimed, which leaves the packed copies and the page cache warm), and the server's RSS
               (its processes') with the first model at its first load and again after the switches.
-  adapters:   (one server each with ADAPTERS random LoRA adapters of rank 16 on every projection, made by
-              bench/random-adapter) 8 clients at once, client i on adapter i mod ADAPTERS (Laneway: the adapter's model
+  adapters:   (one server each with ADAPTERS random LoRA adapters of rank 16 on every projection, in F16 as
+              llama.cpp's converter writes them by default, made by bench/random-adapter) 8 clients at once, client i on adapter i mod ADAPTERS (Laneway: the adapter's model
               id; llama-server: --lora-init-without-apply and the request's lora scale), against 8 clients on the base
               model of the same server. Rows: "adapters 8 over N" and "base 8 beside adapters".
 
@@ -266,7 +266,7 @@ def adapter_servers(args, log):
     for i in range(args.adapters):
         path = os.path.join(folder, "a%d.gguf" % i)
         subprocess.run([os.path.join(HOME, "bench", "random-adapter"), args.model, path, "16", "32", "0.01",
-                        str(i + 1)], check=True, stdout=log, stderr=log)
+                        str(i + 1), "all", "F16"], check=True, stdout=log, stderr=log)
         paths.append(path)
     lw_port, ls_port = free_port(), free_port()
     lw_cmd = [os.path.join(HOME, "laneway"), "serve", "-m", args.model, "--streams", "8", "--host", "127.0.0.1",

@@ -16,8 +16,8 @@ import java.util.Set;
 
 /**
  * Writes a random-weight LoRA adapter for a GGUF model, as llama.cpp's converter lays one out ({@code general.type}
- * adapter, {@code adapter.type} lora, {@code adapter.lora.alpha}, float32 {@code X.lora_a} [rank, in] and
- * {@code X.lora_b} [out, rank] for each targeted layer matrix), so that Laneway and llama.cpp can be compared on the
+ * adapter, {@code adapter.type} lora, {@code adapter.lora.alpha}, {@code X.lora_a} [rank, in] and
+ * {@code X.lora_b} [out, rank] for each targeted layer matrix, in F32 or F16, the converter's default), so that Laneway and llama.cpp can be compared on the
  * same adapter. The same seed writes the same bytes.
  */
 public final class RandomAdapter {
@@ -36,6 +36,15 @@ public final class RandomAdapter {
      */
     public static void write(Path model, Path out, int rank, float alpha, Set<String> targets, float scale, long seed)
             throws IOException {
+        write(model, out, rank, alpha, targets, scale, seed, DType.F32);
+    }
+
+    /** As above, the tensors in {@code type}: F32 or F16. */
+    public static void write(Path model, Path out, int rank, float alpha, Set<String> targets, float scale, long seed,
+                             DType type) throws IOException {
+        if (type != DType.F32 && type != DType.F16) {
+            throw new IllegalArgumentException("an adapter's tensors are F32 or F16 here, not " + type);
+        }
         GgufFile base = GgufFile.open(model);
         String arch = base.string("general.architecture").orElseThrow(() -> new IOException(model
                 + ": no general.architecture"));
@@ -54,8 +63,8 @@ public final class RandomAdapter {
             }
             int outDim = (int) t.dim(0);
             int in = (int) t.dim(1);
-            w.declare(t.name() + ".lora_a", DType.F32, rank, in);
-            w.declare(t.name() + ".lora_b", DType.F32, outDim, rank);
+            w.declare(t.name() + ".lora_a", type, rank, in);
+            w.declare(t.name() + ".lora_b", type, outDim, rank);
             values.add(gaussian(random, rank * in, (float) (1 / Math.sqrt(in))));
             values.add(gaussian(random, outDim * rank, scale));
         }
@@ -64,9 +73,16 @@ public final class RandomAdapter {
         }
         try (GgufWriter.TensorStream stream = w.begin(out)) {
             for (float[] v : values) {
-                ByteBuffer bytes = ByteBuffer.allocate(v.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-                bytes.asFloatBuffer().put(v);
-                stream.write(bytes);
+                ByteBuffer bytes = ByteBuffer.allocate(v.length * (type == DType.F16 ? 2 : 4))
+                        .order(ByteOrder.LITTLE_ENDIAN);
+                for (float f : v) {
+                    if (type == DType.F16) {
+                        bytes.putShort(dev.laneway.engine.kernels.Floats.floatToF16(f));
+                    } else {
+                        bytes.putFloat(f);
+                    }
+                }
+                stream.write(bytes.flip());
             }
         }
     }
@@ -79,14 +95,16 @@ public final class RandomAdapter {
         return v;
     }
 
-    /** {@code MODEL.gguf OUT.gguf RANK ALPHA SCALE SEED [TARGET,...]}. */
+    /** {@code MODEL.gguf OUT.gguf RANK ALPHA SCALE SEED [TARGET,...|all] [F32|F16]}. */
     public static void main(String[] args) throws IOException {
         if (args.length < 6) {
-            System.err.println("usage: RandomAdapter MODEL.gguf OUT.gguf RANK ALPHA SCALE SEED [attn_q.weight,...]");
+            System.err.println("usage: RandomAdapter MODEL.gguf OUT.gguf RANK ALPHA SCALE SEED"
+                    + " [attn_q.weight,...|all] [F32|F16]");
             System.exit(2);
         }
-        Set<String> targets = args.length > 6 ? Set.of(args[6].split(",")) : PROJECTIONS;
+        Set<String> targets = args.length > 6 && !args[6].equals("all") ? Set.of(args[6].split(",")) : PROJECTIONS;
+        DType type = args.length > 7 ? DType.valueOf(args[7]) : DType.F32;
         write(Path.of(args[0]), Path.of(args[1]), Integer.parseInt(args[2]), Float.parseFloat(args[3]), targets,
-                Float.parseFloat(args[4]), Long.parseLong(args[5]));
+                Float.parseFloat(args[4]), Long.parseLong(args[5]), type);
     }
 }

@@ -162,9 +162,9 @@ public final class FusedForward implements LaneForward {
                         + ", which is not one of the layers' projections (adapters change those)");
             }
             var p = e.getValue();
-            if (p.a().cols() != ins[t] || p.b().rows() != outs[t]) {
+            if (p.in() != ins[t] || p.out() != outs[t]) {
                 throw new IllegalArgumentException("adapter " + adapter.name() + " changes " + e.getKey() + " as "
-                        + p.b().rows() + "x" + p.a().cols() + "; the model's is " + outs[t] + "x" + ins[t]);
+                        + p.out() + "x" + p.in() + "; the model's is " + outs[t] + "x" + ins[t]);
             }
         }
     }

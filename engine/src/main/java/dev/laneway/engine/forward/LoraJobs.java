@@ -50,7 +50,7 @@ final class LoraJobs {
         int at = count * NativeKernels.LORA_FIELDS;
         fields[at] = target;
         kernels.loraMatrix(pair.a(), fields, at + 1);
-        kernels.loraMatrix(pair.b(), fields, at + 8);
+        kernels.loraMatrix(pair.bt(), fields, at + 8);
         int row = count * rows;
         for (int s = 0; s < b.segments; s++) {
             java.util.Arrays.fill(scales, row + b.firstRow[s], row + b.firstRow[s] + b.rows[s],

@@ -7,8 +7,9 @@ import dev.laneway.engine.lora.LoraAdapter;
 /**
  * Adds the LoRA adapters' products to a matrix product's rows: after {@code out = W·in} over every row of the batch,
  * each adapter that changes W runs once over the rows that apply it, gathered ({@code t = A·x}, {@code d = B·t}), and
- * {@code scale·d} is added to those rows, as a mixture of experts runs each expert over the rows that chose it. The
- * scratch rows are a forward state's, grown on first use.
+ * {@code scale·d} is added to those rows, as a mixture of experts runs each expert over the rows that chose it. B is
+ * kept transposed, so {@code d} is the sum of B's columns weighted by {@code t}. The scratch rows are a forward
+ * state's, grown on first use.
  */
 final class LoraProducts {
     private float[] x = new float[0];
@@ -49,7 +50,15 @@ final class LoraProducts {
             }
         }
         k.matmul(pair.a(), x, t, rows);
-        k.matmul(pair.b(), t, d, rows);
+        java.util.Arrays.fill(d, 0, rows * outCols, 0f);
+        for (int r = 0; r < rows; r++) {
+            for (int i = 0; i < rank; i++) {
+                float ti = t[r * rank + i];
+                for (int o = 0; o < outCols; o++) {
+                    d[r * outCols + o] += ti * LoraAdapter.Pair.at(pair.bt(), i * outCols + o);
+                }
+            }
+        }
         at = 0;
         for (int e = from; e < b.segments; e++) {
             float scale = b.scale(e, adapter) * pair.scale();

@@ -75,9 +75,9 @@ public final class PlanForward implements LaneForward {
                         + " projections)");
             }
             var p = e.getValue();
-            if (p.a().cols() != shape[1] || p.b().rows() != shape[0]) {
+            if (p.in() != shape[1] || p.out() != shape[0]) {
                 throw new IllegalArgumentException("adapter " + adapter.name() + " changes " + e.getKey() + " as "
-                        + p.b().rows() + "x" + p.a().cols() + "; the model's is " + shape[0] + "x" + shape[1]);
+                        + p.out() + "x" + p.in() + "; the model's is " + shape[0] + "x" + shape[1]);
             }
         }
     }

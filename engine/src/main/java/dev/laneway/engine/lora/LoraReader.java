@@ -181,7 +181,8 @@ public final class LoraReader {
             rows.read(r, bValues, r * rank);
         }
         float scale = alpha == 0 ? 1f : rslora ? alpha / (float) Math.sqrt(rank) : alpha / rank;
-        return LoraAdapter.Pair.of(matrix, Dequant.toFloat(a), bValues, rank, in, out, scale);
+        boolean half = a.dtype() == dev.laneway.engine.format.DType.F16 && b.dtype() == dev.laneway.engine.format.DType.F16;
+        return LoraAdapter.Pair.of(matrix, Dequant.toFloat(a), bValues, rank, in, out, scale, half);
     }
 
     private static void refuseIfSet(Path file, JsonNode config, String key, String why) throws FormatException {

@@ -45,10 +45,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * were made by:
  * <pre>
  * bench/random-adapter stories260K.gguf a1.gguf 4 8 0.08 1
+ * bench/random-adapter stories260K.gguf a1h.gguf 4 8 0.08 1 all F16
  * bench/random-adapter stories260K.gguf a2.gguf 8 0 0.05 2 attn_q.weight,attn_k.weight,ffn_up.weight,ffn_down.weight
  * bench/random-model tiny-qwen3 F32 qwen3.gguf 7
  * bench/random-adapter qwen3.gguf q1.gguf 4 16 0.05 3
  * bench/llamacpp-reference.py stories260K.gguf "$P" -n 24 --lora a1.gguf > lora/stories260K-a1.json
+ * bench/llamacpp-reference.py stories260K.gguf "$P" -n 24 --lora a1h.gguf > lora/stories260K-a1h.json
+ * bench/adapter-as-f32.py a1h.gguf a1h-f32.gguf
+ * bench/llamacpp-reference.py stories260K.gguf "$P" -n 24 --lora a1h-f32.gguf > lora/stories260K-a1h-f32.json
  * bench/llamacpp-reference.py stories260K.gguf "$P" -n 24 --lora a1.gguf:0.5 --lora a2.gguf > lora/stories260K-a1-half-a2.json
  * bench/llamacpp-reference.py qwen3.gguf "$Q" -n 24 --lora q1.gguf > lora/qwen3-q1.json
  * </pre>
@@ -66,6 +70,7 @@ class LoraLlamaCppTest {
     static void write() throws IOException {
         Path gguf = Shared.stories260kGguf();
         RandomAdapter.write(gguf, dir.resolve("a1.gguf"), 4, 8, RandomAdapter.PROJECTIONS, 0.08f, 1);
+        RandomAdapter.write(gguf, dir.resolve("a1h.gguf"), 4, 8, RandomAdapter.PROJECTIONS, 0.08f, 1, DType.F16);
         RandomAdapter.write(gguf, dir.resolve("a2.gguf"), 8, 0, Set.of("attn_q.weight", "attn_k.weight",
                 "ffn_up.weight", "ffn_down.weight"), 0.05f, 2);
         stories = Packed.stories260k("f32");
@@ -83,6 +88,24 @@ class LoraLlamaCppTest {
             m.loadAdapter("a1", dir.resolve("a1.gguf"));
             LlamaCppReference.assertGenerates(m, List.of(new AdapterUse("a1", 1f)), reference("stories260K-a1"),
                     "a1 " + kernels, LOGPROB_TOLERANCE);
+        }
+        try (LanewayModel m = open(stories, kernels)) {
+            m.loadAdapter("a1h", dir.resolve("a1h.gguf"));
+            var pair = dev.laneway.engine.lora.LoraReader.read("a1h", dir.resolve("a1h.gguf"),
+                    dev.laneway.engine.container.Container.open(stories).config()).pairs().values().iterator().next();
+            assertEquals(dev.laneway.engine.kernels.Matrix.Layout.F16, pair.bt().layout(),
+                    "a half-precision file's pairs stay half precision");
+            // llama.cpp rounds the activations to half precision before it multiplies by a half-precision matrix;
+            // Laneway keeps them float, as llama.cpp does for the same values written as F32: the tokens are the same
+            // either way, the log-probabilities those of the F32 copy.
+            List<AdapterUse> a1h = List.of(new AdapterUse("a1h", 1f));
+            LlamaCppReference.assertGenerates(m, a1h, reference("stories260K-a1h-f32"), "a1h " + kernels,
+                    LOGPROB_TOLERANCE);
+            for (JsonNode r : reference("stories260K-a1h").get("records")) {
+                int[] expected = LlamaCppReference.ints(r.get("completion_ids"));
+                assertEquals(java.util.Arrays.stream(expected).boxed().toList(), ids(LlamaCppReference.generate(m,
+                        a1h, LlamaCppReference.ints(r.get("prompt_ids")), expected.length)), "a1h " + kernels);
+            }
         }
         try (LanewayModel m = open(qwen3, kernels)) {
             m.loadAdapter("q1", dir.resolve("q1.gguf"));
@@ -237,8 +260,15 @@ class LoraLlamaCppTest {
             String module = "base_model.model." + name.substring(0, name.length() - ".weight".length());
             tensors.put(module + ".lora_A.weight", floats(pair.a()));
             shapes.put(module + ".lora_A.weight", new int[] {pair.a().rows(), pair.a().cols()});
-            tensors.put(module + ".lora_B.weight", floats(pair.b()));
-            shapes.put(module + ".lora_B.weight", new int[] {pair.b().rows(), pair.b().cols()});
+            float[] bt = floats(pair.bt());
+            float[] b = new float[bt.length];
+            for (int i = 0; i < pair.rank(); i++) {
+                for (int o = 0; o < pair.out(); o++) {
+                    b[o * pair.rank() + i] = bt[i * pair.out() + o];
+                }
+            }
+            tensors.put(module + ".lora_B.weight", b);
+            shapes.put(module + ".lora_B.weight", new int[] {pair.out(), pair.rank()});
         });
         writeSafetensors(peft.resolve("adapter_model.safetensors"), tensors, shapes);
         String json = """
@@ -268,7 +298,9 @@ class LoraLlamaCppTest {
 
     private static float[] floats(dev.laneway.engine.kernels.Matrix m) {
         float[] v = new float[m.rows() * m.cols()];
-        m.data().duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(v);
+        for (int i = 0; i < v.length; i++) {
+            v[i] = dev.laneway.engine.lora.LoraAdapter.Pair.at(m, i);
+        }
         return v;
     }
 

@@ -589,14 +589,16 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     private static final float[] NO_SCALES = new float[0];
 
     /**
-     * Writes a LoRA pair's matrix as a job of {@link #runLayer} holds it (a float matrix in native memory) into
+     * Writes a LoRA pair's matrix as a job of {@link #runLayer} holds it (a float or half-precision matrix in native
+     * memory) into
      * {@code fields[at .. at + 7)}.
      *
      * @throws IllegalArgumentException when it is not one
      */
     public void loraMatrix(Matrix m, long[] fields, int at) {
-        if (m.layout() != Matrix.Layout.F32 || !m.data().isDirect()) {
-            throw new IllegalArgumentException(m.name() + ": a LoRA matrix is a float matrix in native memory");
+        if (m.layout() != Matrix.Layout.F32 && m.layout() != Matrix.Layout.F16 || !m.data().isDirect()) {
+            throw new IllegalArgumentException(m.name() + ": a LoRA matrix is a float or half-precision matrix in"
+                    + " native memory");
         }
         fields[at] = m.layout().ordinal();
         fields[at + 1] = NativeLibrary.bufferAddress(m.data());
@@ -610,8 +612,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     /**
      * As above, adding the products of {@code loraCount} LoRA jobs: job j ({@link #LORA_FIELDS} longs of
      * {@code lora} from {@code j · LORA_FIELDS}) is a target (0 to 6: q, k, v, o, gate, up, down) and its A
-     * ({@code rank × in}) and B ({@code out × rank}) from {@link #loraMatrix}; after the target's product, each row r
-     * gets {@code loraScales[j · batch + r] · B·A·x} (rows of scale 0 are left out). The matrices must stay reachable
+     * ({@code rank × in}) and B transposed ({@code rank × out}) from {@link #loraMatrix}; after the target's product,
+     * each row r gets {@code loraScales[j · batch + r] · B·A·x} (rows of scale 0 are left out). The matrices must stay reachable
      * for the call.
      */
     public void runLayer(FusedLayer layer, float[] x, float[] work, KvCache.Layer cache, int batch, int[] segments,
@@ -667,6 +669,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         Reference.reachabilityFence(layer);
     }
 
+    private static boolean plainFloat(long layout) {
+        return layout == Matrix.Layout.F32.ordinal() || layout == Matrix.Layout.F16.ordinal();
+    }
+
     /** Checks the LoRA jobs against the layer's shapes: a wrong size would read or write past memory. */
     private static void checkLora(LayerShape shape, int batch, long[] lora, float[] scales, int count) {
         if (count < 0 || (long) count * LORA_FIELDS > lora.length || (long) count * batch > scales.length) {
@@ -686,12 +692,11 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             long target = lora[at];
             long aRows = lora[at + 3];
             long aCols = lora[at + 4];
-            long bRows = lora[at + 10];
-            long bCols = lora[at + 11];
-            int f32 = Matrix.Layout.F32.ordinal();
-            if (target < 0 || target > 6 || lora[at + 1] != f32 || lora[at + 8] != f32 || lora[at + 2] == 0
-                    || lora[at + 9] == 0 || aCols != ins[(int) target] || bRows != outs[(int) target]
-                    || aRows != bCols || aRows < 1) {
+            long btRows = lora[at + 10];
+            long btCols = lora[at + 11];
+            if (target < 0 || target > 6 || !plainFloat(lora[at + 1]) || !plainFloat(lora[at + 8]) || lora[at + 2] == 0
+                    || lora[at + 9] == 0 || aCols != ins[(int) target] || btCols != outs[(int) target]
+                    || aRows != btRows || aRows < 1) {
                 throw new IllegalArgumentException("layer: LoRA job " + j + " does not fit target " + target);
             }
         }

@@ -23,7 +23,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * The layers of one decode step of the 1B shape (hidden 2048, 16 layers, 32 heads of 64 with 8 KV heads, ffn 8192)
  * over {@code rows} sequences, each one row at {@code position} in its own cache slot: the fused layers as a server's
  * batched step runs them, products and attention together. The weights (1.1 GB at Q8) stream from memory, read as
- * the CPU prefers, from the copies made in the background (waited for); the cache is half precision, as served.
+ * the CPU prefers, from the copies made in the background (waited for); the cache is half precision, as served. With
+ * {@code adapters}, the rows apply LoRA adapters, spread over them, as a batch of requests for several adapters does.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -49,6 +50,15 @@ public class DecodeStepBenchmark {
     @Param({"2"})
     public int threads;
 
+    /**
+     * LoRA adapters (rank 16 on every projection, half precision as llama.cpp's converter writes them) the rows apply,
+     * row r adapter r mod adapters; 0: the base model alone.
+     */
+    @Param({"0", "4"})
+    public int adapters;
+
+    private static final int RANK = 16;
+
     private NativeKernels kernels;
     private FusedLayer[] layers;
     private KvCache cache;
@@ -56,6 +66,12 @@ public class DecodeStepBenchmark {
     private float[] x;
     private float[] work;
     private int[] segments;
+    /** Per layer: the LoRA jobs' fields and rows' scales, and how many. */
+    private long[][] lora;
+    private float[][] loraScales;
+    private int loraCount;
+    /** Keeps the adapters' memory while the jobs point into it. */
+    private final java.util.List<java.nio.ByteBuffer> adapterMemory = new java.util.ArrayList<>();
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -82,6 +98,35 @@ public class DecodeStepBenchmark {
             segments[4 * s + 2] = position;
             segments[4 * s + 3] = cache.layer(0).base(s);
         }
+        int[] ins = {HIDDEN, HIDDEN, HIDDEN, ATTENTION.qDim(), HIDDEN, HIDDEN, FFN};
+        int[] outs = {ATTENTION.qDim(), ATTENTION.kvDim(), ATTENTION.kvDim(), HIDDEN, FFN, FFN, HIDDEN};
+        loraCount = adapters * 7;
+        lora = new long[LAYERS][loraCount * NativeKernels.LORA_FIELDS];
+        loraScales = new float[LAYERS][loraCount * rows];
+        for (int i = 0; i < LAYERS; i++) {
+            for (int a = 0; a < adapters; a++) {
+                for (int t = 0; t < 7; t++) {
+                    int job = a * 7 + t;
+                    int at = job * NativeKernels.LORA_FIELDS;
+                    lora[i][at] = t;
+                    kernels.loraMatrix(half("A", RANK, ins[t], random), lora[i], at + 1);
+                    kernels.loraMatrix(half("Bt", RANK, outs[t], random), lora[i], at + 8);
+                    for (int r = 0; r < rows; r++) {
+                        loraScales[i][job * rows + r] = r % adapters == a ? 0.5f : 0f;
+                    }
+                }
+            }
+        }
+    }
+
+    private dev.laneway.engine.kernels.Matrix half(String name, int rowCount, int cols, Random random) {
+        java.nio.ByteBuffer data = java.nio.ByteBuffer.allocateDirect(2 * rowCount * cols)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < rowCount * cols; i++) {
+            data.putShort(dev.laneway.engine.kernels.Floats.floatToF16((float) random.nextGaussian() * 0.02f));
+        }
+        adapterMemory.add(data);
+        return new dev.laneway.engine.kernels.Matrix(name, Layout.F16, rowCount, cols, data.flip());
     }
 
     @TearDown(Level.Trial)
@@ -93,7 +138,8 @@ public class DecodeStepBenchmark {
     public float step() {
         System.arraycopy(input, 0, x, 0, x.length);  // the same step every time, the residual stream never growing
         for (int i = 0; i < LAYERS; i++) {
-            kernels.runLayer(layers[i], x, work, cache.layer(i), rows, segments, rows);
+            kernels.runLayer(layers[i], x, work, cache.layer(i), rows, segments, rows, lora[i], loraScales[i],
+                    loraCount);
         }
         return x[0];
     }
