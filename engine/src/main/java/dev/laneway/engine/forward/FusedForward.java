@@ -143,11 +143,8 @@ public final class FusedForward implements LaneForward {
     /** An adapter applies when it changes only layers' projections, at their shapes. */
     @Override
     public void checkAdapter(dev.laneway.engine.lora.LoraAdapter adapter) {
-        int hidden = shape.hidden();
-        int q = shape.attention().qDim();
-        int kv = shape.attention().kvDim();
-        int[] ins = {hidden, hidden, hidden, q, hidden, hidden, shape.ffn()};
-        int[] outs = {q, kv, kv, hidden, shape.ffn(), shape.ffn(), hidden};
+        int[] ins = shape.projectionInputs();
+        int[] outs = shape.projectionOutputs();
         java.util.Map<String, Integer> targets = new java.util.HashMap<>();
         for (int l = 0; l < dims.layers(); l++) {
             String[] names = adaptable(l);

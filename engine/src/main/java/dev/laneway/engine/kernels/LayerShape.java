@@ -22,4 +22,14 @@ public record LayerShape(int hidden, AttentionShape attention, int ffn, float ep
     public long workFloats(int batch) {
         return (long) batch * (hidden + 2L * attention.qDim() + 2L * attention.kvDim() + 2L * ffn);
     }
+
+    /** The columns of the layer's projections, q, k, v, o, gate, up, down in that order (their inputs' widths). */
+    public int[] projectionInputs() {
+        return new int[] {hidden, hidden, hidden, attention.qDim(), hidden, hidden, ffn};
+    }
+
+    /** The rows of the layer's projections, in the same order (their outputs' widths). */
+    public int[] projectionOutputs() {
+        return new int[] {attention.qDim(), attention.kvDim(), attention.kvDim(), hidden, ffn, ffn, hidden};
+    }
 }

@@ -287,8 +287,7 @@ public class GenerationService {
      * @throws ApiException 400 for a {@code lora} entry that names no adapter, or scales with an adapter's id
      */
     private GenerationParams withAdapters(Optional<String> requested, ServedModel model, GenerationParams params) {
-        Optional<AdapterCatalog.Adapter> named = requested.filter(name -> models.find(name).isEmpty())
-                .flatMap(name -> models.adapters().find(name));
+        Optional<AdapterCatalog.Adapter> named = namedAdapter(requested);
         if (named.isPresent()) {
             if (!params.lora().isEmpty()) {
                 throw ApiException.invalidValue("lora", "lora sets the base model's adapter scales; model names the"
@@ -316,8 +315,12 @@ public class GenerationService {
 
     /** The name an answer gives its model: the adapter the request names, else the model's id. */
     private String shownName(Optional<String> requested, ServedModel model) {
-        return requested.filter(name -> models.find(name).isEmpty()).flatMap(name -> models.adapters().find(name))
-                .map(AdapterCatalog.Adapter::name).orElse(model.id());
+        return namedAdapter(requested).map(AdapterCatalog.Adapter::name).orElse(model.id());
+    }
+
+    /** The LoRA adapter the request's {@code model} names, when it names one rather than a model. */
+    private Optional<AdapterCatalog.Adapter> namedAdapter(Optional<String> requested) {
+        return requested.filter(name -> models.find(name).isEmpty()).flatMap(name -> models.adapters().find(name));
     }
 
     /**
@@ -326,8 +329,7 @@ public class GenerationService {
      * @throws ApiException 400 naming the adapter
      */
     void refuseAdapter(Optional<String> requested, String work) {
-        requested.filter(name -> models.find(name).isEmpty()).flatMap(name -> models.adapters().find(name))
-                .ifPresent(a -> {
+        namedAdapter(requested).ifPresent(a -> {
                     throw ApiException.invalidValue("model", "model " + a.name() + " is a LoRA adapter, which "
                             + "changes generation; " + work + " come from its base model " + a.base());
                 });

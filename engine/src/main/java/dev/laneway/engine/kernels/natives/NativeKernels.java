@@ -682,11 +682,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (count == 0) {
             return;
         }
-        int hidden = shape.hidden();
-        int q = shape.attention().qDim();
-        int kv = shape.attention().kvDim();
-        int[] ins = {hidden, hidden, hidden, q, hidden, hidden, shape.ffn()};
-        int[] outs = {q, kv, kv, hidden, shape.ffn(), shape.ffn(), hidden};
+        int[] ins = shape.projectionInputs();
+        int[] outs = shape.projectionOutputs();
         for (int j = 0; j < count; j++) {
             int at = j * LORA_FIELDS;
             long target = lora[at];

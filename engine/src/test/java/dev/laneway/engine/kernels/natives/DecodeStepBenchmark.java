@@ -98,8 +98,8 @@ public class DecodeStepBenchmark {
             segments[4 * s + 2] = position;
             segments[4 * s + 3] = cache.layer(0).base(s);
         }
-        int[] ins = {HIDDEN, HIDDEN, HIDDEN, ATTENTION.qDim(), HIDDEN, HIDDEN, FFN};
-        int[] outs = {ATTENTION.qDim(), ATTENTION.kvDim(), ATTENTION.kvDim(), HIDDEN, FFN, FFN, HIDDEN};
+        int[] ins = SHAPE.projectionInputs();
+        int[] outs = SHAPE.projectionOutputs();
         loraCount = adapters * 7;
         lora = new long[LAYERS][loraCount * NativeKernels.LORA_FIELDS];
         loraScales = new float[LAYERS][loraCount * rows];
