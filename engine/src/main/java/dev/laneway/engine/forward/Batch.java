@@ -6,8 +6,8 @@ import dev.laneway.engine.lora.AdapterSet;
  * The rows of one forward call. Rows come in segments, each of consecutive positions of one sequence (a slot of the
  * KV cache): a decoding sequence's next token is a segment of one row, a prompt's chunk a longer one. Matrix products
  * run once over all rows; RoPE, the KV store and attention run per segment against its slot. A segment may ask for
- * the logits of its last row; they come back in the order the segments were added. Made once per state and refilled
- * for every call.
+ * the logits of its last rows (a prompt's last token; a decoding token and the drafted tokens after it, to verify
+ * them); they come back in the order of their rows. Made once per state and refilled for every call.
  */
 public final class Batch {
     final int[] tokens;
@@ -27,13 +27,13 @@ public final class Batch {
     int totalRows;
     int logitCount;
 
-    Batch(int maxRows, int maxSegments) {
+    Batch(int maxRows, int maxSegments, int maxLogits) {
         tokens = new int[maxRows];
         firstRow = new int[maxSegments];
         rows = new int[maxSegments];
         startPos = new int[maxSegments];
         slot = new int[maxSegments];
-        logitRows = new int[maxSegments];
+        logitRows = new int[maxLogits];
         quads = new int[4 * maxSegments];
         adapters = new AdapterSet[maxSegments];
     }
@@ -51,21 +51,24 @@ public final class Batch {
     /**
      * Adds {@code n} tokens {@code tokens[offset ..]} of the sequence in {@code slot} at positions {@code startPos ..}.
      *
-     * @param wantsLogits whether the logits after the segment's last token are wanted
+     * @param logits how many of the segment's last tokens want the logits after them (0 to n)
      */
-    public Batch add(int slot, int startPos, int[] tokens, int offset, int n, boolean wantsLogits) {
-        return add(slot, startPos, tokens, offset, n, wantsLogits, null);
+    public Batch add(int slot, int startPos, int[] tokens, int offset, int n, int logits) {
+        return add(slot, startPos, tokens, offset, n, logits, null);
     }
 
     /** As above, the rows applying {@code adapters} (null: none). */
-    public Batch add(int slot, int startPos, int[] tokens, int offset, int n, boolean wantsLogits,
-                     AdapterSet adapters) {
+    public Batch add(int slot, int startPos, int[] tokens, int offset, int n, int logits, AdapterSet adapters) {
         if (segments == firstRow.length) {
             throw new IllegalArgumentException("more than " + firstRow.length + " sequences in one batch");
         }
         if (n < 1 || totalRows + n > this.tokens.length) {
             throw new IllegalArgumentException("batch of " + (totalRows + n) + " tokens, expected 1 to "
                     + this.tokens.length);
+        }
+        if (logits < 0 || logits > n || logitCount + logits > logitRows.length) {
+            throw new IllegalArgumentException((logitCount + logits) + " rows of logits in one batch (" + logits
+                    + " of a segment of " + n + "), expected at most " + logitRows.length);
         }
         System.arraycopy(tokens, offset, this.tokens, totalRows, n);
         firstRow[segments] = totalRows;
@@ -74,8 +77,8 @@ public final class Batch {
         this.slot[segments] = slot;
         this.adapters[segments] = adapters;
         adapted |= adapters != null;
-        if (wantsLogits) {
-            logitRows[logitCount++] = totalRows + n - 1;
+        for (int r = n - logits; r < n; r++) {
+            logitRows[logitCount++] = totalRows + r;
         }
         segments++;
         totalRows += n;
@@ -120,6 +123,11 @@ public final class Batch {
     /** The most rows a batch holds. */
     public int maxRows() {
         return tokens.length;
+    }
+
+    /** The most rows of logits a batch asks for. */
+    public int maxLogits() {
+        return logitRows.length;
     }
 
     /** The most segments (sequences) a batch holds. */

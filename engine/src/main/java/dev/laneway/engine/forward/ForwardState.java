@@ -23,15 +23,16 @@ public final class ForwardState {
 
     /** Plan buffers; a logits row is {@code logitsStride} floats (the head's rows, at least the vocabulary). */
     ForwardState(List<Plan.Dim> bufferDims, Dims dims, int logitsStride, int maxBatch, int maxSequences,
-                 KvCache.Precision kv) {
-        this(lengths(bufferDims, dims, logitsStride, maxBatch, maxSequences), dims, maxBatch, maxSequences, kv);
+                 int maxLogits, KvCache.Precision kv) {
+        this(lengths(bufferDims, dims, logitsStride, maxBatch, maxLogits), dims, maxBatch, maxSequences, maxLogits,
+                kv);
     }
 
     /** Buffers of the given lengths, in floats. */
-    ForwardState(long[] lengths, Dims dims, int maxBatch, int maxSequences, KvCache.Precision kv) {
-        if (maxBatch < 1 || maxSequences < 1) {
-            throw new IllegalArgumentException("a forward state needs room for a token of a sequence, got "
-                    + maxBatch + " tokens, " + maxSequences + " sequences");
+    ForwardState(long[] lengths, Dims dims, int maxBatch, int maxSequences, int maxLogits, KvCache.Precision kv) {
+        if (maxBatch < 1 || maxSequences < 1 || maxLogits < 1) {
+            throw new IllegalArgumentException("a forward state needs room for a token of a sequence and its logits,"
+                    + " got " + maxBatch + " tokens, " + maxSequences + " sequences, " + maxLogits + " rows of logits");
         }
         this.maxBatch = maxBatch;
         this.buffers = new float[lengths.length][];
@@ -39,7 +40,7 @@ public final class ForwardState {
             buffers[i] = new float[Math.toIntExact(lengths[i])];
         }
         this.cache = KvCache.onDemand(dims.layers(), dims.contextLength(), dims.kvDim(), kv, maxSequences);
-        this.batch = new Batch(maxBatch, maxSequences);
+        this.batch = new Batch(maxBatch, maxSequences, logitRows(maxBatch, maxLogits));
         this.contextLength = dims.contextLength();
     }
 
@@ -75,12 +76,17 @@ public final class ForwardState {
         }
     }
 
+    /** The rows of logits a call computes at most: those asked for, no more than its tokens. */
+    static int logitRows(int maxBatch, int maxLogits) {
+        return Math.min(maxBatch, maxLogits);
+    }
+
     private static long[] lengths(List<Plan.Dim> bufferDims, Dims dims, int logitsStride, int maxBatch,
-                                  int maxSequences) {
+                                  int maxLogits) {
         long[] lengths = new long[bufferDims.size()];
         for (int i = 0; i < lengths.length; i++) {
-            // Logits are computed for each sequence's last token only.
-            lengths[i] = bufferDims.get(i) == Plan.Dim.VOCAB ? (long) Math.min(maxSequences, maxBatch) * logitsStride
+            // Logits are computed only for the rows that ask for them.
+            lengths[i] = bufferDims.get(i) == Plan.Dim.VOCAB ? (long) logitRows(maxBatch, maxLogits) * logitsStride
                     : (long) maxBatch * size(bufferDims.get(i), dims);
         }
         return lengths;

@@ -191,13 +191,13 @@ public final class FusedForward implements LaneForward {
 
     /** Fresh activations ({@code x}, the layers' {@code work}, {@code logits}) and a KV cache with a slot per sequence. */
     @Override
-    public ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv) {
+    public ForwardState newState(int maxBatch, int maxSequences, int maxLogits, KvCache.Precision kv) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("maxBatch must be positive, got " + maxBatch);
         }
         long[] lengths = {(long) maxBatch * dims.hidden(), shape.workFloats(maxBatch),
-                (long) Math.min(maxSequences, maxBatch) * logitsLength};
-        return new ForwardState(lengths, dims, maxBatch, maxSequences, kv);
+                (long) ForwardState.logitRows(maxBatch, maxLogits) * logitsLength};
+        return new ForwardState(lengths, dims, maxBatch, maxSequences, maxLogits, kv);
     }
 
     @Override

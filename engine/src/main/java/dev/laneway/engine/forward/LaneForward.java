@@ -18,11 +18,14 @@ public interface LaneForward {
 
     /** Fresh activations and a one-slot KV cache, for batches of up to {@code maxBatch} tokens of one sequence. */
     default ForwardState newState(int maxBatch, KvCache.Precision kv) {
-        return newState(maxBatch, 1, kv);
+        return newState(maxBatch, 1, 1, kv);
     }
 
-    /** Fresh activations and a KV cache of {@code maxSequences} slots, for batches of up to {@code maxBatch} tokens. */
-    ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv);
+    /**
+     * Fresh activations and a KV cache of {@code maxSequences} slots, for batches of up to {@code maxBatch} tokens of
+     * which up to {@code maxLogits} want logits (a row per sequence, more where drafted tokens are verified).
+     */
+    ForwardState newState(int maxBatch, int maxSequences, int maxLogits, KvCache.Precision kv);
 
     /**
      * The steps of a forward call over {@code state}, bound to it: run in order, after {@link ForwardState#prepare()},
@@ -51,7 +54,7 @@ public interface LaneForward {
      * returns the logits of the last token (a view into the state, valid until the next call).
      */
     default float[] forward(ForwardState state, int[] tokens, int offset, int n, int startPos) {
-        state.batch().clear().add(0, startPos, tokens, offset, n, true);
+        state.batch().clear().add(0, startPos, tokens, offset, n, 1);
         return forward(state);
     }
 

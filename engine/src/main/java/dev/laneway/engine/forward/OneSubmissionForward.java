@@ -31,8 +31,8 @@ public final class OneSubmissionForward implements LaneForward {
     }
 
     @Override
-    public ForwardState newState(int maxBatch, int maxSequences, KvCache.Precision kv) {
-        return inner.newState(maxBatch, maxSequences, kv);
+    public ForwardState newState(int maxBatch, int maxSequences, int maxLogits, KvCache.Precision kv) {
+        return inner.newState(maxBatch, maxSequences, maxLogits, kv);
     }
 
     /** One step: every step of the inner forward, in order. */

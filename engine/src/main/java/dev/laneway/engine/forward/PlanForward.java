@@ -98,8 +98,9 @@ public final class PlanForward implements LaneForward {
     }
 
     @Override
-    public ForwardState newState(int maxBatch, int maxSequences, dev.laneway.engine.kernels.KvCache.Precision kv) {
-        return new ForwardState(bufferDims, dims, logitsStride, maxBatch, maxSequences, kv);
+    public ForwardState newState(int maxBatch, int maxSequences, int maxLogits,
+                                 dev.laneway.engine.kernels.KvCache.Precision kv) {
+        return new ForwardState(bufferDims, dims, logitsStride, maxBatch, maxSequences, maxLogits, kv);
     }
 
     @Override

@@ -22,7 +22,10 @@ import java.util.List;
  * One generation as a forward loop sees it: the prompt fed in chunks from the first position its KV cache slot does
  * not already hold, then one token at a time, each sampled with the generation's own sampler and handed to its sink
  * until the model ends the text, the budget or the context runs out, or the sink says stop. Whoever drives it puts
- * {@link #feed} into a batch, runs the forward, and hands the logits back with {@link #fed}. A grammar, when the
+ * {@link #feed} into a batch, runs the forward, and hands the logits back with {@link #fed}. A generating sequence
+ * may first {@linkplain #draft draft} the tokens that follow where its text repeats itself: they are fed after its
+ * next token and verified by sampling each row's logits as usual, the text taking them as long as they are what the
+ * sampler draws, so that a generation with drafts is the one it is without them. A grammar, when the
  * request has one, limits each token to those that keep the text a prefix of its language, and ends the text when
  * nothing more may follow. A sequence made for
  * {@linkplain #logitsOnly logits only} stops after the prompt and keeps the logits after its last token; one made
@@ -52,7 +55,21 @@ public final class Sequence {
     private int reused;
     private final int budget;
     private final int context;
-    private final int[] next = new int[1];
+    /** The last sampled token (fed next), then the drafted tokens after it. */
+    private int[] next = new int[1];
+    private int drafts;
+    /** The prompt and the generated tokens, that drafts are looked up in. */
+    private int[] text;
+    private int textLength;
+    private int drafted;
+    private int draftsAccepted;
+    /**
+     * The most tokens the next draft may hold: halved after a draft refused from its first token, doubled after one
+     * taken whole, so that a text that does not repeat itself costs about a row per step, and one that does drafts
+     * far.
+     */
+    private int draftCap = MAX_DRAFT_CAP;
+    private static final int MAX_DRAFT_CAP = 1 << 10;
     private int fedPrompt;
     private int pos;
     private int generated;
@@ -83,6 +100,8 @@ public final class Sequence {
         for (int t : prompt) {
             sampler.seen(t);
         }
+        this.text = prompt;
+        this.textLength = prompt.length;
         this.logprobs = request.wantsLogprobs() ? new Logprobs(vocab) : null;
         this.row = new float[vocab];
         this.raw = request.wantsLogprobs() ? new float[vocab] : null;
@@ -269,28 +288,70 @@ public final class Sequence {
     }
 
     /**
+     * Drafts up to {@code max} tokens to follow the last sampled one, by prompt lookup: the latest earlier place where
+     * the text's last three tokens (else two, else one) occur, and the tokens that followed there; within the token
+     * budget and the context. Nothing while the prompt is fed.
+     *
+     * @return the tokens drafted, which {@link #feed} adds after the next token
+     */
+    public int draft(int max) {
+        drafts = 0;
+        int limit = Math.min(Math.min(max, draftCap), Math.min(budget - generated - 1, context - pos - 1));
+        if (finish != null || prefilling() || limit <= 0) {
+            return 0;
+        }
+        for (int n = Math.min(3, textLength - 1); n >= 1 && drafts == 0; n--) {
+            for (int at = textLength - n - 1; at >= 0; at--) {
+                if (Arrays.equals(text, at, at + n, text, textLength - n, textLength)) {
+                    drafts = Math.min(limit, textLength - (at + n));
+                    if (next.length < 1 + drafts) {
+                        next = Arrays.copyOf(next, Math.max(2 * next.length, 1 + drafts));
+                    }
+                    System.arraycopy(text, at + n, next, 1, drafts);
+                    break;
+                }
+            }
+        }
+        return drafts;
+    }
+
+    /** The tokens drafted for the next step ({@link #draft}). */
+    public int drafts() {
+        return drafts;
+    }
+
+    /**
      * Adds this sequence's next rows to {@code batch}: up to {@code maxRows} prompt tokens while prefilling (the
-     * logits are asked for with the prompt's last one), else the last sampled token.
+     * logits are asked for with the prompt's last one), else the last sampled token and as many of its drafts as fit
+     * (the logits asked for with each).
      *
      * @return the rows added
      */
     public int feed(Batch batch, int maxRows) {
         if (prefilling()) {
             int n = Math.min(maxRows, promptLeft());
-            batch.add(slot, fedPrompt, prompt, fedPrompt, n, fedPrompt + n == prompt.length, adapters);
+            batch.add(slot, fedPrompt, prompt, fedPrompt, n, fedPrompt + n == prompt.length ? 1 : 0, adapters);
             return n;
         }
-        batch.add(slot, pos, next, 0, 1, true, adapters);
-        return 1;
+        drafts = Math.min(drafts, maxRows - 1);
+        drafted += drafts;
+        batch.add(slot, pos, next, 0, 1 + drafts, 1 + drafts, adapters);
+        return 1 + drafts;
+    }
+
+    /** The rows of logits a {@link #feed} of {@code rows} rows asked for. */
+    public int logitRows(int rows) {
+        return prefilling() ? (rows == promptLeft() ? 1 : 0) : rows;
     }
 
     /**
      * Takes the result of the rows {@link #feed} added: they are in the KV cache now; when they asked for logits,
-     * {@code logits[offset ..]} holds them and the next token is sampled and handed to the sink.
+     * {@code logits[offset ..]} holds them, a row each {@code stride} floats apart, and the next token is sampled and
+     * handed to the sink, then, while each drafted token is the one sampled before it, the token after it.
      *
      * @return whether the sequence has ended
      */
-    public boolean fed(int rows, float[] logits, int offset) {
+    public boolean fed(int rows, float[] logits, int offset, int stride) {
         if (prefilling()) {
             if (fedPrompt == reused) {
                 sink.promptProgress(prompt.length, reused, fedPrompt, 0);
@@ -305,14 +366,43 @@ public final class Sequence {
             }
             promptDone = now;
         } else {
-            cached.append(next, 0, 1);
-            pos++;
+            int before = draftsAccepted;
+            boolean ended = decoded(rows, logits, offset, stride);
+            int taken = draftsAccepted - before;
+            if (rows > 1 && taken == 0) {
+                draftCap = Math.max(1, (rows - 1) / 2);
+            } else if (rows > 1 && taken == rows - 1) {
+                draftCap = Math.min(MAX_DRAFT_CAP, Math.max(draftCap, 2 * taken));
+            }
+            return ended;
         }
         System.arraycopy(logits, offset, row, 0, vocab);
         if (logitsOnly || generated == budget) {
             return end(FinishReason.LENGTH);
         }
         return sample();
+    }
+
+    /** The rows of a decoding step: the last sampled token, then its drafts, each row's logits read while it holds. */
+    private boolean decoded(int rows, float[] logits, int offset, int stride) {
+        for (int i = 0; i < rows; i++) {
+            // row i holds next[i], which the token sampled after row i - 1 has confirmed
+            cached.append(next, i, 1);
+            pos++;
+            System.arraycopy(logits, offset + i * stride, row, 0, vocab);
+            if (generated == budget) {
+                return end(FinishReason.LENGTH);
+            }
+            int draft = i + 1 < rows ? next[i + 1] : -1;
+            if (sample()) {
+                return true;
+            }
+            if (next[0] != draft) {
+                return false;  // the rows after hold drafts the text did not take: their positions are rewritten
+            }
+            draftsAccepted++;
+        }
+        return false;
     }
 
     private boolean sample() {
@@ -342,6 +432,10 @@ public final class Sequence {
         if (grammar != null) {
             grammar.accept(token);
         }
+        if (textLength == text.length) {
+            text = Arrays.copyOf(text, Math.max(16, 2 * textLength));
+        }
+        text[textLength++] = token;
         generated++;
         if (!sink.accept(new GeneratedToken(token, logprob, top))) {
             return end(FinishReason.STOPPED);
@@ -377,7 +471,8 @@ public final class Sequence {
         if (finish == null) {
             throw new IllegalStateException("the sequence has not finished");
         }
-        return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone, reused);
+        return new GenerationResult(finish, prompt.length, generated, promptDone - start, end - promptDone, reused,
+                drafted, draftsAccepted);
     }
 
     /** The logits after the prompt's last token, for a sequence made {@link #logitsOnly}. */

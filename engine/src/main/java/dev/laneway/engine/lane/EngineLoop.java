@@ -29,7 +29,10 @@ import java.util.function.IntFunction;
  * for all of them), and hands each sequence its row of logits to sample. A sequence leaves when it finishes, its sink
  * says stop or its client has gone ({@link TokenSink#cancelled}), and its slot is free for the next step. A prompt
  * that begins as another running sequence's does copies that part of its KV cache instead of computing it
- * ({@link #sharePrefixes}).
+ * ({@link #sharePrefixes}). With prompt lookup ({@code lookup} above 0), generating sequences draft the tokens their
+ * text is likely to repeat ({@link Sequence#draft}), up to {@code lookup} drafted rows per step, and each step verifies
+ * them with the same forward that computes their next token: a sequence whose drafts hold moves several tokens in one
+ * step, which reads the weights once.
  *
  * <p>A device context lives for a busy period: opened when a sequence arrives at an idle loop, dropped when the last
  * one leaves. A step the device fails runs again on a fresh context ({@link Lane#run}); if that faults too, the
@@ -38,6 +41,8 @@ import java.util.function.IntFunction;
 final class EngineLoop implements AutoCloseable {
     private final Lane lane;
     private final int maxBatch;
+    /** The most drafted rows a step takes. */
+    private final int lookup;
     private final Slots slots;
     private final PromptCache promptCache;
     private volatile PromptCache.Stats promptCacheStats;
@@ -135,11 +140,13 @@ final class EngineLoop implements AutoCloseable {
 
     /**
      * @param maxBatch    the most rows one step takes
+     * @param lookup      the most drafted rows one step takes (0: no drafting)
      * @param promptCache where a slot's contents go before a new prompt overwrites them
      */
-    EngineLoop(Lane lane, Slots slots, int maxBatch, String name, PromptCache promptCache) {
+    EngineLoop(Lane lane, Slots slots, int maxBatch, int lookup, String name, PromptCache promptCache) {
         this.lane = lane;
         this.maxBatch = maxBatch;
+        this.lookup = lookup;
         this.slots = slots;
         this.promptCache = promptCache;
         this.promptCacheStats = promptCache.stats();
@@ -357,9 +364,10 @@ final class EngineLoop implements AutoCloseable {
         batch.clear();
         shiftFullContexts();
         sharePrefixes();
+        draft();
         for (StepPlan.Entry e : StepPlan.plan(running.size(), i -> running.get(i).sequence().prefilling(),
-                i -> running.get(i).sequence().promptLeft(), i -> waitingForPrefix[i], maxBatch,
-                batch.maxSegments())) {
+                i -> running.get(i).sequence().promptLeft(), i -> 1 + running.get(i).sequence().drafts(),
+                i -> waitingForPrefix[i], maxBatch, batch.maxSegments())) {
             Running r = running.get(e.index());
             stepRows[step.size()] = r.sequence().feed(batch, e.rows());
             step.add(r);
@@ -371,25 +379,34 @@ final class EngineLoop implements AutoCloseable {
         for (int i = 0; i < step.size(); i++) {
             Running r = step.get(i);
             Sequence s = r.sequence();
-            boolean hadLogits = !s.prefilling() || s.promptLeft() == stepRows[i];
+            int logitRows = s.logitRows(stepRows[i]);
             if (s.pools()) {
                 s.pool(lane.buffer(s.finalNorm().buffer()), firstRow, stepRows[i]);
             }
             firstRow += stepRows[i];
             try {
-                if (s.fed(stepRows[i], logits, logitRow * stride)) {
+                if (s.fed(stepRows[i], logits, logitRow * stride, stride)) {
                     finish(r);
                 }
             } catch (RuntimeException e) {
                 // Its sink failed: that sequence ends with the error, the others go on.
                 fail(r, e);
             }
-            if (hadLogits) {
-                logitRow++;
-            }
+            logitRow += logitRows;
         }
         step.clear();
         counted();
+    }
+
+    /**
+     * Has the generating sequences draft their next tokens by prompt lookup, in arrival order, within the step's
+     * drafted rows and the rows the batch has beside one per sequence.
+     */
+    private void draft() {
+        int left = Math.min(lookup, Math.max(0, maxBatch - running.size()));
+        for (Running r : running) {
+            left -= r.sequence().draft(left);
+        }
     }
 
     /** Counts the running sequences and the KV positions they hold, for readers on other threads. */

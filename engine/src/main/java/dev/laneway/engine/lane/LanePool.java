@@ -42,13 +42,13 @@ public final class LanePool implements AutoCloseable {
     /** How long closing waits for what runs on the model before its memory is freed. */
     public static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
-    private LanePool(Lane lane, int streams, int maxBatch, SequenceKind kind, FaultLog faults, Device device,
-                     long cacheRam) {
+    private LanePool(Lane lane, int streams, int maxBatch, int lookup, SequenceKind kind, FaultLog faults,
+                     Device device, long cacheRam) {
         this.lane = lane;
         this.streams = streams;
         this.kind = kind;
         this.slots = new Slots(streams);
-        this.loop = new EngineLoop(lane, slots, maxBatch, device.name(), new PromptCache(cacheRam));
+        this.loop = new EngineLoop(lane, slots, maxBatch, lookup, device.name(), new PromptCache(cacheRam));
         this.faults = faults;
         this.device = device;
     }
@@ -74,23 +74,24 @@ public final class LanePool implements AutoCloseable {
     public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
                                   KvCache.Precision kv, int[] endOfText, Grammars grammars, LaneTimeouts timeouts,
                                   ContextGate gate, Clock clock) {
-        return create(streams, device, forward, maxBatch, kv, 0, endOfText, grammars, timeouts, gate, clock);
+        return create(streams, device, forward, maxBatch, kv, 0, 0, endOfText, grammars, timeouts, gate, clock);
     }
 
     /**
      * As above, keeping what the streams' caches held before new prompts overwrote them in up to {@code cacheRam}
-     * bytes of host memory ({@link PromptCache}; 0: none).
+     * bytes of host memory ({@link PromptCache}; 0: none), and drafting up to {@code lookup} tokens per step by
+     * prompt lookup for the generations to verify (0: none; see {@link EngineLoop}).
      */
     public static LanePool create(int streams, Device device, LaneForward forward, int maxBatch,
-                                  KvCache.Precision kv, long cacheRam, int[] endOfText, Grammars grammars,
+                                  KvCache.Precision kv, long cacheRam, int lookup, int[] endOfText, Grammars grammars,
                                   LaneTimeouts timeouts, ContextGate gate, Clock clock) {
         Runtime heap = Runtime.getRuntime();
         KvCache.requireHeap(streams, forward.dims().layers(), forward.dims().contextLength(), forward.dims().kvDim(),
                 kv, heap.maxMemory() - (heap.totalMemory() - heap.freeMemory()));
         FaultLog faults = new FaultLog(32);
-        Lane lane = new Lane(device, gate, forward, forward.newState(Math.max(maxBatch, streams), streams, kv),
-                faults, timeouts, clock);
-        return new LanePool(lane, streams, maxBatch, new SequenceKind(forward.dims(), endOfText.clone(), grammars),
+        Lane lane = new Lane(device, gate, forward, forward.newState(Math.max(maxBatch, streams + lookup), streams,
+                streams + lookup, kv), faults, timeouts, clock);
+        return new LanePool(lane, streams, maxBatch, lookup, new SequenceKind(forward.dims(), endOfText.clone(), grammars),
                 faults, device, cacheRam);
     }
 

@@ -22,7 +22,9 @@ import java.util.Set;
  * model's, as llama-server's {@code --chat-template-file}) and {@code chat-template} (the template's source itself, or
  * a name of {@link ChatTemplate#NAMED}, as llama-server's {@code --chat-template}) and {@code cache-ram} (MiB of host
  * memory that keep what streams' KV caches held before new prompts overwrote them, as llama-server's
- * {@code --cache-ram}: 0 none, -1 as much as the heap spares; by default 8192).
+ * {@code --cache-ram}: 0 none, -1 as much as the heap spares; by default 8192) and {@code lookup} (prompt lookup
+ * decoding: up to that many tokens per step drafted from the prompt and the text so far and verified in the same
+ * forward, as llama-server's {@code --draft-max} with n-gram drafting; 0, the default, none).
  *
  * @param threads  kernel threads, or empty for one per core
  * @param context  context length, or empty for the model's (at most {@link #DEFAULT_MAX_CONTEXT})
@@ -32,12 +34,15 @@ import java.util.Set;
  * @param chatTemplate the chat template's source, from {@code chat-template} or {@code chat-template-file}; empty:
  *                     the model's own
  * @param cacheRam     bytes of the host-memory prompt cache
+ * @param lookup       the most tokens drafted by prompt lookup per step
  */
 public record EngineOptions(OptionalInt threads, OptionalInt context, int batch, Optional<String> kernels,
-                            KvCache.Precision kv, Optional<String> chatTemplate, long cacheRam) {
+                            KvCache.Precision kv, Optional<String> chatTemplate, long cacheRam, int lookup) {
     /** The keys. */
     public static final Set<String> KEYS = Set.of("threads", "ctx", "batch", "kernels", "kv", "chat-template",
-            "chat-template-file", "cache-ram");
+            "chat-template-file", "cache-ram", "lookup");
+    /** The most tokens {@code lookup} may draft per step. */
+    public static final int MAX_LOOKUP = 64;
     /** The host-memory prompt cache when {@code cache-ram} is not given: llama-server's default. */
     public static final long DEFAULT_CACHE_RAM_MIB = 8192;
     /** The context used when the model's own is longer and {@code ctx} is not given. */
@@ -54,7 +59,21 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
     public static EngineOptions of(RouteOptions options) {
         return new EngineOptions(positive(options, "threads", 1 << 10), positive(options, "ctx", 1 << 24),
                 positive(options, "batch", MAX_BATCH).orElse(DEFAULT_BATCH), options.opt("kernels"), kv(options),
-                chatTemplate(options), cacheRam(options));
+                chatTemplate(options), cacheRam(options), lookup(options));
+    }
+
+    private static int lookup(RouteOptions options) {
+        String v = options.opt("lookup").orElse("0").trim();
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= 0 && n <= MAX_LOOKUP) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--opt lookup=" + v + ": expected 0 (none) to " + MAX_LOOKUP
+                + " tokens drafted per step");
     }
 
     private static long cacheRam(RouteOptions options) {

@@ -280,7 +280,7 @@ public final class ModelAssembly {
             ModelConfig config = container.config();
             int[] endOfText = endOfText(tokenizer, config);
             LanePool lanes = LanePool.create(options.streams(), device, forward, Math.min(engine.batch(),
-                    dims.contextLength()), engine.kv(), engine.cacheRam(), endOfText,
+                    dims.contextLength()), engine.kv(), engine.cacheRam(), engine.lookup(), endOfText,
                     Grammars.of(tokenizer, endOfText, dims.vocab()),
                     timeouts(context), gate(device, context), Clock.SYSTEM);
             long watchdog = context.setting(RouteContext.WATCHDOG_SECONDS).map(Long::parseLong).orElse(0L);

@@ -99,7 +99,7 @@ class BatchForwardTest {
     /** The same, all sequences in one state of a slot each, every step one forward call over all running ones. */
     private static List<float[][]> together(LaneForward forward, List<int[]> prompts, int[] join, int[] steps) {
         int n = prompts.size();
-        ForwardState state = forward.newState(64, n, KvCache.Precision.F16);
+        ForwardState state = forward.newState(64, n, n, KvCache.Precision.F16);
         int vocab = forward.dims().vocab();
         int stride = forward.logitsStride();
         List<float[][]> out = new ArrayList<>();
@@ -114,11 +114,11 @@ class BatchForwardTest {
             List<Integer> order = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 if (step == join[i]) {
-                    batch.add(i, 0, prompts.get(i), 0, prompts.get(i).length, true);
+                    batch.add(i, 0, prompts.get(i), 0, prompts.get(i).length, 1);
                     pos[i] = prompts.get(i).length;
                     order.add(i);
                 } else if (step > join[i] && done[i] < steps[i]) {
-                    batch.add(i, pos[i]++, next, i, 1, true);
+                    batch.add(i, pos[i]++, next, i, 1, 1);
                     order.add(i);
                 }
             }

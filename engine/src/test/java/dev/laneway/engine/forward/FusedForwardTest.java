@@ -98,7 +98,7 @@ class FusedForwardTest {
     }
 
     private static void decode(ForwardState state, List<BoundStep> steps, int[] token, int position) {
-        state.batch().clear().add(0, position, token, 0, 1, true);
+        state.batch().clear().add(0, position, token, 0, 1, 1);
         state.prepare();
         for (int i = 0; i < steps.size(); i++) {
             steps.get(i).work().run();

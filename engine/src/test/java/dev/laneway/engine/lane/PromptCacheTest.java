@@ -39,7 +39,7 @@ class PromptCacheTest {
     }
 
     private static LanePool pool(long cacheRam) {
-        return LanePool.create(1, new HostDevice(), Stories260k.forward(), 8, KvCache.Precision.F16, cacheRam,
+        return LanePool.create(1, new HostDevice(), Stories260k.forward(), 8, KvCache.Precision.F16, cacheRam, 0,
                 new int[]{Stories260k.EOS}, dev.laneway.engine.grammar.Grammars.NONE, LaneTimeouts.DEFAULT,
                 ContextGate.open(), Clock.SYSTEM);
     }

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class StepPlanTest {
     /** Sequences described by their prompt tokens left: 0 means generating. */
     private static List<StepPlan.Entry> plan(int maxRows, int maxSegments, int... promptLeft) {
-        return StepPlan.plan(promptLeft.length, i -> promptLeft[i] > 0, i -> promptLeft[i], i -> false, maxRows,
+        return StepPlan.plan(promptLeft.length, i -> promptLeft[i] > 0, i -> promptLeft[i], i -> 1, i -> false, maxRows,
                 maxSegments);
     }
 
@@ -41,10 +41,10 @@ class StepPlanTest {
 
     @Test
     void aWaitingPromptGetsNoRowsAndLeavesThemToTheNext() {
-        List<StepPlan.Entry> plan = StepPlan.plan(4, i -> i != 1, i -> new int[]{300, 0, 300, 300}[i], i -> i == 2,
+        List<StepPlan.Entry> plan = StepPlan.plan(4, i -> i != 1, i -> new int[]{300, 0, 300, 300}[i], i -> 1, i -> i == 2,
                 128, 8);
         assertEquals(List.of(e(1, 1), e(0, 127)), plan);
-        plan = StepPlan.plan(4, i -> i != 1, i -> new int[]{20, 0, 300, 300}[i], i -> i == 2, 128, 8);
+        plan = StepPlan.plan(4, i -> i != 1, i -> new int[]{20, 0, 300, 300}[i], i -> 1, i -> i == 2, 128, 8);
         assertEquals(List.of(e(1, 1), e(0, 20), e(3, 107)), plan);
     }
 

@@ -45,6 +45,8 @@ public class ApiMetrics {
     private Counter promptTokens;
     private Counter cachedTokens;
     private Counter generatedTokens;
+    private Counter draftedTokens;
+    private Counter acceptedDrafts;
     private Counter clientsGivenUp;
     private Timer firstToken;
     private Timer interToken;
@@ -67,6 +69,10 @@ public class ApiMetrics {
                 .description("Prompt tokens served from a stream's KV cache (prompt cache hits)").register(registry);
         generatedTokens = Counter.builder("laneway.generated.tokens").description("Tokens generated")
                 .register(registry);
+        draftedTokens = Counter.builder("laneway.drafted.tokens")
+                .description("Tokens drafted by prompt lookup and verified (--opt lookup)").register(registry);
+        acceptedDrafts = Counter.builder("laneway.drafted.accepted.tokens")
+                .description("Drafted tokens the generations took, each a forward step saved").register(registry);
         clientsGivenUp = Counter.builder("laneway.stream.clients.given.up")
                 .description("Streams given up because their client stopped reading (laneway.client)")
                 .register(registry);
@@ -170,8 +176,8 @@ public class ApiMetrics {
     /**
      * llama-server's metrics as its {@code /metrics} writes them ({@code llamacpp:} names, Prometheus text): prompt
      * tokens computed and served from the cache, tokens generated, their seconds and rates, the decode steps, the
-     * requests running and waiting. No draft model runs here, so its counters stay 0. The two rates are llama-server's:
-     * over the generations that ended since the last read, 0 when none did.
+     * requests running and waiting, the tokens drafted by prompt lookup and those accepted. The two rates are
+     * llama-server's: over the generations that ended since the last read, 0 when none did.
      */
     synchronized String llamaServerText() {
         double computed = computedTokens.sum();
@@ -192,10 +198,10 @@ public class ApiMetrics {
         metric(out, "tokens_predicted_seconds_total", "counter", "Predict process time", generation);
         metric(out, "n_decode_total", "counter", "Total number of llama_decode() calls", steps.steps());
         metric(out, "n_tokens_max", "counter", "Largest observed n_tokens.", longest.get());
-        metric(out, "spec_decode_num_draft_tokens_total", "counter", "Draft tokens proposed (none: no draft"
-                + " model runs).", 0);
-        metric(out, "spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.", 0);
-        metric(out, "spec_decode_num_drafts_total", "counter", "Drafts made.", 0);
+        metric(out, "spec_decode_num_draft_tokens_total", "counter", "Draft tokens proposed.",
+                draftedTokens.count());
+        metric(out, "spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.",
+                acceptedDrafts.count());
         metric(out, "prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
                 recentPrompt > 0 ? recentComputedTokens / recentPrompt : 0);
         metric(out, "predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
@@ -234,6 +240,8 @@ public class ApiMetrics {
         longest.accumulateAndGet(result.promptTokens() + result.generatedTokens(), Math::max);
         cachedTokens.increment(result.cachedTokens());
         generatedTokens.increment(result.generatedTokens());
+        draftedTokens.increment(result.draftedTokens());
+        acceptedDrafts.increment(result.acceptedDrafts());
         if (result.generatedTokens() > 0) {
             firstToken.record(Duration.ofNanos(result.promptNanos()));
         }

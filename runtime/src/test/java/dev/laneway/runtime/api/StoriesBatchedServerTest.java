@@ -142,6 +142,31 @@ class StoriesBatchedServerTest {
         }
     }
 
+    /**
+     * With prompt lookup, generations draft where their text repeats itself, and their answers are still llama.cpp's
+     * greedy texts; the drafts and those taken show in the timings and the metrics.
+     */
+    @Test
+    void draftedTokensAreVerifiedAndTheAnswersAreLlamaCppsStill() throws Exception {
+        StoriesProfile.awaitReady();
+        double drafted = metric("laneway_drafted_tokens_total");
+        double taken = metric("laneway_drafted_accepted_tokens_total");
+        int draftN = 0;
+        int accepted = 0;
+        for (Golden.Record golden : GOLDEN) {
+            JsonPath json = post("/v1/completions", "{\"prompt\":" + quoted(golden.prompt()) + ",\"max_tokens\":"
+                    + golden.completionIds().length + ",\"temperature\":0}").then().statusCode(200).extract()
+                    .jsonPath();
+            assertEquals(golden.completionText(), json.getString("choices[0].text"));
+            Integer n = json.get("timings.draft_n");  // absent where nothing was drafted
+            draftN += n == null ? 0 : n;
+            accepted += n == null ? 0 : json.getInt("timings.draft_n_accepted");
+        }
+        assertTrue(accepted > 0 && accepted <= draftN, accepted + " of " + draftN + " drafts taken");
+        assertEquals(draftN, metric("laneway_drafted_tokens_total") - drafted, 0.0);
+        assertEquals(accepted, metric("laneway_drafted_accepted_tokens_total") - taken, 0.0);
+    }
+
     @Test
     void streamedChoicesInterleaveAndEachReassemblesToItsText() throws Exception {
         StoriesProfile.awaitReady();

@@ -65,12 +65,16 @@ public class StoriesProfile implements QuarkusTestProfile {
         return config;
     }
 
-    /** The same server with {@code --streams 4}: one engine loop batches the running generations. */
+    /**
+     * The same server with {@code --streams 4}: one engine loop batches the running generations; with prompt lookup
+     * ({@code --opt lookup=4}), so that every answer of its tests is also one whose drafts were verified.
+     */
     public static class FourStreams extends StoriesProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> config = super.getConfigOverrides();
             config.put("laneway.streams", "4");
+            config.put("laneway.opt", "lookup=4");
             config.put("laneway.queue.max", "16");
             return config;
         }
