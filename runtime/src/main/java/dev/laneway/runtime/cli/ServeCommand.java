@@ -179,8 +179,37 @@ final class ServeCommand implements Callable<Integer> {
             + " spares). The same as --opt cache-ram=MiB.")
     Long cacheRam;
 
+    @Option(names = "--spec-type", paramLabel = "TYPE", description = "Speculative decoding as llama-server names it:"
+            + " ngram-simple drafts by prompt lookup, up to --draft-max tokens per step (the same as --opt"
+            + " lookup=N); other types (a draft model, n-gram caches) are refused.")
+    String specType;
+
+    @Option(names = {"--draft-max", "--draft", "--draft-n"}, paramLabel = "N", description = "The most tokens"
+            + " drafted per step with --spec-type ngram-simple (default 16, as llama-server's).")
+    Integer draftMax;
+
     @Spec
     CommandSpec spec;
+
+    /** llama-server's speculative flags as the engine's {@code lookup} option: prompt lookup is the one kind here. */
+    RouteOptions speculative(RouteOptions options) {
+        if (specType == null) {
+            if (draftMax != null) {
+                throw new UsageException("--draft-max needs --spec-type ngram-simple: Laneway drafts by prompt lookup"
+                        + " and runs no draft model");
+            }
+            return options;
+        }
+        if (!specType.equals("ngram-simple")) {
+            throw new UsageException("--spec-type " + specType + ": Laneway drafts by prompt lookup only"
+                    + " (ngram-simple)");
+        }
+        int n = draftMax == null ? 16 : draftMax;
+        if (n < 0) {
+            throw new UsageException("--draft-max " + n + ": expected 0 or more tokens per step");
+        }
+        return options.withOpt("lookup", Integer.toString(n));
+    }
 
     @Override
     public Integer call() {
@@ -237,6 +266,7 @@ final class ServeCommand implements Callable<Integer> {
         if (cacheRam != null) {
             options = options.withOpt("cache-ram", Long.toString(cacheRam));
         }
+        options = speculative(options);
         if (reranking) {
             if (pooling != null && !pooling.equalsIgnoreCase("rank")) {
                 throw new UsageException("--reranking pools as rank; --pooling " + pooling + " contradicts it");

@@ -154,6 +154,26 @@ class CommandLineTest {
         assertEquals("/m/adapters", settings.get("laneway.lora-dir"));
     }
 
+    /** llama-server's prompt-lookup flags become the engine's lookup option; other speculative kinds are refused. */
+    @Test
+    void llamaServersNgramDraftingBecomesPromptLookup() {
+        ServeCommand serve = new ServeCommand();
+        new picocli.CommandLine(serve).parseArgs("-m", "/m/a.gguf", "--spec-type", "ngram-simple", "--draft-max", "8");
+        assertEquals(java.util.Optional.of("8"), serve.speculative(dev.laneway.spi.RouteOptions.defaults())
+                .opt("lookup"));
+        serve = new ServeCommand();
+        new picocli.CommandLine(serve).parseArgs("-m", "/m/a.gguf", "--spec-type", "ngram-simple");
+        assertEquals(java.util.Optional.of("16"), serve.speculative(dev.laneway.spi.RouteOptions.defaults())
+                .opt("lookup"), "llama-server's default --draft-max");
+        for (String[] args : java.util.List.of(new String[]{"--spec-type", "draft"}, new String[]{"--draft-max", "4"},
+                new String[]{"--draft-max", "-1", "--spec-type", "ngram-simple"})) {
+            Outcome o = run(java.util.stream.Stream.concat(java.util.stream.Stream.of("serve", "-m", "/m/a.gguf"),
+                    java.util.Arrays.stream(args)).toArray(String[]::new));
+            assertEquals(ExitCodes.USAGE, o.code(), String.join(" ", args));
+            assertTrue(o.err().contains(args[0]), o.err());
+        }
+    }
+
     /**
      * Where Vertex AI runs the server ({@code AIP_MODE=PREDICTION}), its port wins over --port and its routes are
      * taken, with the leading slash it may leave out; elsewhere its variables change nothing.
