@@ -64,7 +64,7 @@ class DxRouteTest {
         assertFalse(dx.optional(options.withOpt("dx", "on")));
         assertFalse(dx.optional(options.withOpt("dx", "maybe")), "a value dx cannot read is never passed over");
         assertEquals(Set.of("dx", "threads", "ctx", "batch", "kv", "kernels", "chat-template",
-                "chat-template-file", "cache-ram"), dx.optKeys());
+                "chat-template-file", "cache-ram", "lookup"), dx.optKeys());
     }
 
     @Test
