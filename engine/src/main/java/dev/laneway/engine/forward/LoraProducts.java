@@ -15,6 +15,7 @@ final class LoraProducts {
     private float[] x = new float[0];
     private float[] t = new float[0];
     private float[] d = new float[0];
+    private float[] btRow = new float[0];
 
     /** Adds the batch's adapters' products for {@code matrix} ({@code outCols × inCols}) to {@code out}. */
     void add(Kernels k, String matrix, Batch b, float[] in, int inCols, float[] out, int outCols) {
@@ -51,11 +52,16 @@ final class LoraProducts {
         }
         k.matmul(pair.a(), x, t, rows);
         java.util.Arrays.fill(d, 0, rows * outCols, 0f);
-        for (int r = 0; r < rows; r++) {
-            for (int i = 0; i < rank; i++) {
+        btRow = atLeast(btRow, outCols);
+        for (int i = 0; i < rank; i++) {
+            // row i of Bᵀ read (and widened) once for all rows; each output still sums over i in order
+            for (int o = 0; o < outCols; o++) {
+                btRow[o] = LoraAdapter.Pair.at(pair.bt(), i * outCols + o);
+            }
+            for (int r = 0; r < rows; r++) {
                 float ti = t[r * rank + i];
                 for (int o = 0; o < outCols; o++) {
-                    d[r * outCols + o] += ti * LoraAdapter.Pair.at(pair.bt(), i * outCols + o);
+                    d[r * outCols + o] += ti * btRow[o];
                 }
             }
         }

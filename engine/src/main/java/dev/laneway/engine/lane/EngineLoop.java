@@ -403,6 +403,9 @@ final class EngineLoop implements AutoCloseable {
      * drafted rows and the rows the batch has beside one per sequence.
      */
     private void draft() {
+        if (lookup == 0) {
+            return;
+        }
         int left = Math.min(lookup, Math.max(0, maxBatch - running.size()));
         for (Running r : running) {
             left -= r.sequence().draft(left);
