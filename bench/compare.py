@@ -2,7 +2,8 @@
 """Laneway against llama.cpp on the same GGUF files, side by side.
 
 For each model file, Laneway serves the container packed at equal bits per weight (Q8_0 -> q8, Q4_0 and Q4_1 ->
-q4_1, F32 -> f32), and the two engines run alternately, ROUNDS times each. Each round is a median of REPS
+q4_1, F32 -> f32; a K-quant mix as pack packs it by default, each matrix at its bits: Q4_K -> Q4_K tiles, other
+blocks -> q8), and the two engines run alternately, ROUNDS times each. Each round is a median of REPS
 repetitions inside the engine (llama-bench -r, laneway bench -r). The table gives the median over rounds, the
 ratio of those medians, the median of the rounds' own ratios (each round pairs runs made minutes apart, which a
 machine whose memory bandwidth drifts between runs compares more fairly), and each engine's peak RSS.
@@ -30,8 +31,11 @@ import sys
 import tempfile
 
 HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-QUANT_OF_FILE_TYPE = {0: "f32", 1: "bf16", 2: "q4_1", 3: "q4_1", 7: "q8"}
-FILE_TYPE_NAME = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0"}
+# Files of mixed block types (the K-quant mixes) are packed with pack's default: each matrix keeps its bits.
+QUANT_OF_FILE_TYPE = {0: "f32", 1: "bf16", 2: "q4_1", 3: "q4_1", 7: "q8", 14: "default", 15: "default",
+                      16: "default", 17: "default", 18: "default"}
+FILE_TYPE_NAME = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
+                  17: "Q5_K_M", 18: "Q6_K"}
 
 
 def run_measured(cmd):
@@ -63,8 +67,8 @@ def file_type(gguf):
 def pack(gguf, quant, cache, lane=False):
     target = os.path.join(cache, "%s-%s%s" % (os.path.basename(gguf).rsplit(".", 1)[0], quant, "-lane" if lane else ""))
     if not os.path.isdir(target):
-        run_measured([os.path.join(HOME, "laneway"), "pack", gguf, "-o", target, "--quant", quant]
-                     + (["--lane"] if lane else []))
+        run_measured([os.path.join(HOME, "laneway"), "pack", gguf, "-o", target]
+                     + (["--quant", quant] if quant != "default" else []) + (["--lane"] if lane else []))
     return target
 
 

@@ -99,11 +99,12 @@ inline const float* geluTable() {
 // Where one 32-row × 32-column group of a quantized matrix lies. In the container's tiles (docs/container.md) a group's scales
 // and codes are spread over its tile; the compact layout (see repack) keeps each group in one block.
 struct GroupRef {
-    const uint8_t* scales;  // Q8: 32 bf16 steps; q4_1: 32 bf16 scales; Q4_K: the whole tile
-    const uint8_t* zeros;   // q4_1: 32 bf16 zero points
-    const uint8_t* codes;   // Q8: 32 columns × 32 int8; q4_1: rows 0-15, 32 columns × 8 bytes of nibbles
+    const uint8_t* scales;  // Q8: 32 bf16 steps; q4_1: 32 bf16 scales; Q4_K: 32 u8 scales
+    const uint8_t* zeros;   // q4_1: 32 bf16 zero points; Q4_K: 32 u8 minima
+    const uint8_t* codes;   // Q8: 32 columns × 32 int8; q4_1: rows 0-15, 32 columns × 8 bytes of nibbles; Q4_K: 32
+                            // columns × 16 bytes of nibbles (rows 2k and 2k + 1 in byte k)
     size_t halfStride;      // q4_1: bytes from the codes of rows 0-15 to those of rows 16-31
-    int g;                  // Q4_K: the group's index in its tile
+    const uint8_t* rowScales;  // Q4_K: the tile's 32 bf16 S, then its 32 bf16 M
 };
 
 // The compact layout, made once from the tiles (repack) for matrices whose columns are not a multiple of 256, so that
@@ -115,7 +116,12 @@ inline int compactGroupBytes(int layout) { return layout == TILES_Q8 ? 1088 : la
 
 // The lanes layout (AVX-512 only, see repackLanes in vnni.inc): the compact layout with each group's codes stored in
 // the order the VNNI product consumes them, so a product loads them instead of transposing every group again. Same
-// block sizes as the compact layout; q4_1 blocks keep two lane registers per 64 bytes, one in each nibble.
+// block sizes as the compact layout; q4_1 blocks keep two lane registers per 64 bytes, one in each nibble. Q4_K
+// (whose rows are whole super-blocks of 256 columns, so never padded) keeps its tiles' size and addressing, each tile
+// laid out in reading order instead: S and M (bf16, 128 bytes) first, so that a product streaming through the tiles
+// finds them in the bytes it has prefetched, then group after group 32 u8 scales, 32 u8 minima and the codes as
+// q4_1's (576 bytes per group).
+constexpr int kQ4kLaneGroupBytes = 576;
 
 // A quantized matrix in the container's tiles, the compact layout, or the lanes layout.
 struct Weights {
@@ -127,7 +133,8 @@ struct Weights {
     int tilesPerRow, groupsPerRow;  // tiles of the padded row; groups holding columns below cols
 
     Weights(int layout, const uint8_t* data, int rows, int cols, bool compact, bool lanes = false)
-        : layout(layout), data(data), rows(rows), cols(cols), compact(compact || lanes), lanes(lanes),
+        : layout(layout), data(data), rows(rows), cols(cols), compact(layout != TILES_Q4_K && (compact || lanes)),
+          lanes(lanes),
           tilesPerRow(roundUp(cols, kTileCols) / kTileCols), groupsPerRow((cols + kGroup - 1) / kGroup) {}
 
     // Bytes of one tile row: rows 32·i .. 32·i + 31 over all columns, contiguous in every layout.
@@ -144,14 +151,19 @@ struct Weights {
     GroupRef group(int i, int gc) const {
         const uint8_t* p = start(i, gc);
         if (compact) {
-            if (layout == TILES_Q8) return {p, nullptr, p + 64, 0, 0};
-            return {p, p + 64, p + 128, 256, 0};
+            if (layout == TILES_Q8) return {p, nullptr, p + 64, 0, nullptr};
+            return {p, p + 64, p + 128, 256, nullptr};
         }
         int g = gc % kGroups;
         switch (layout) {
-            case TILES_Q8: return {p + g * 64, nullptr, p + 512 + g * 1024, 0, g};
-            case TILES_Q4_1: return {p + g * 64, p + 512 + g * 64, p + 1024 + g * 256, 8 * 256, g};
-            default: return {p, nullptr, nullptr, 0, g};
+            case TILES_Q8: return {p + g * 64, nullptr, p + 512 + g * 1024, 0, nullptr};
+            case TILES_Q4_1: return {p + g * 64, p + 512 + g * 64, p + 1024 + g * 256, 8 * 256, nullptr};
+            default:  // Q4_K
+                if (lanes) {
+                    const uint8_t* b = p + 128 + g * kQ4kLaneGroupBytes;
+                    return {b, b + 32, b + 64, 0, p};
+                }
+                return {p + g * 32, p + 256 + g * 32, p + 512 + g * 512, 0, p + 4608};  // codes of column c at c·16
         }
     }
 };

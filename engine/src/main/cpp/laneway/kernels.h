@@ -104,9 +104,11 @@ inline long long lastLevelCacheBytes() {
     return l3 > 0 ? l3 : sysconf(_SC_LEVEL2_CACHE_SIZE) > 0 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : 0;
 }
 
-// Bytes of the compact layout of a rows × cols Q8 or q4_1 matrix.
+// Bytes of the compact layout of a rows × cols Q8 or q4_1 matrix, or of the lanes layout of a Q4_K one (its tiles').
 inline long long compactBytes(int layout, int rows, int cols) {
-    return (long long)((rows + kTileRows - 1) / kTileRows) * ((cols + kGroup - 1) / kGroup) * compactGroupBytes(layout);
+    const long long tileRows = (rows + kTileRows - 1) / kTileRows;
+    if (layout == TILES_Q4_K) return tileRows * (roundUp(cols, kTileCols) / kTileCols) * tileBytes(layout);
+    return tileRows * ((cols + kGroup - 1) / kGroup) * compactGroupBytes(layout);
 }
 
 // Native memory for one model's weight copies (compact and lanes), handed out in order from chunks that the kernel is
@@ -209,7 +211,7 @@ inline bool inSharedFileMapping(const void* p, size_t n) {
 #endif
 }
 
-// Copies a Q8 or q4_1 matrix (its tiles) into a new lanes copy (compactBytes long, see common.h) in the arena, for the
+// Copies a Q8, q4_1 or Q4_K matrix (its tiles) into a new lanes copy (compactBytes long, see common.h) in the arena, for the
 // AVX-512 path, the pool's threads sharing the work; returns its address, 0 if out of memory. The CPU must run the
 // AVX-512 path.
 inline long long repackLanes(long long pool, long long arena, int layout, const signed char* tiles, int rows,

@@ -32,6 +32,8 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
     public static final ModelShape STORIES_15M = new ModelShape(288, 6, 6, 6, 768, 32000, 2048);
     /** A tiny shape for reference outputs kept as test resources. */
     public static final ModelShape TINY = new ModelShape(64, 2, 4, 2, 160, 512, 512);
+    /** A tiny shape whose matrices' rows are whole 256-element super-blocks, for the K-quants. */
+    public static final ModelShape TINY_WIDE = new ModelShape(256, 2, 4, 2, 512, 512, 512);
     /** The shape of Llama-3.2-1B, with a 32,000-token vocabulary. */
     public static final ModelShape LLAMA_1B = new ModelShape(2048, 16, 32, 8, 8192, 32000, 4096);
 
@@ -84,6 +86,7 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
         }
         return switch (name.toLowerCase(java.util.Locale.ROOT)) {
             case "tiny" -> TINY;
+            case "tiny-wide" -> TINY_WIDE;
             case "stories15m" -> STORIES_15M;
             case "1b", "llama-1b" -> LLAMA_1B;
             case "tiny-gemma2" -> TINY_GEMMA2;
@@ -95,7 +98,7 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "tiny-qwen3moe" -> TINY_QWEN3MOE;
             case "tiny-mixtral" -> TINY_MIXTRAL;
             case "qwen3-30b-a3b" -> QWEN3_30B_A3B;
-            default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, stories15m, 1b, "
+            default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, tiny-wide, stories15m, 1b, "
                     + "tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, "
                     + "tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS)");
         };

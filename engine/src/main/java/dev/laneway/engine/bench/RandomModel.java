@@ -108,7 +108,12 @@ public final class RandomModel {
             throw new IllegalArgumentException("longrope factors are written for phi3 shapes only");
         }
         if (!GgufBlockEncoder.supports(type)) {
-            throw new IllegalArgumentException("random models are written as F32, F16, Q8_0, Q4_0 or Q4_1, not " + type);
+            throw new IllegalArgumentException("random models are written as F32, F16, Q8_0, Q4_0, Q4_1 or Q4_K, not "
+                    + type);
+        }
+        if (s.hidden() % type.blockSize() != 0 || s.ffn() % type.blockSize() != 0) {
+            throw new IllegalArgumentException(type + " needs rows of whole " + type.blockSize() + "-element blocks; "
+                    + "this shape's hidden size is " + s.hidden() + " and its ffn " + s.ffn() + " (tiny-wide fits)");
         }
         boolean gemma = s.arch().startsWith("gemma");
         boolean gemma2 = s.arch().equals("gemma2");
@@ -118,7 +123,7 @@ public final class RandomModel {
             tokenizerOf(w, vocabulary, s.vocab());
         } else {
             // a reranker reads text, whose word pieces need every byte; it generates none
-            vocabulary(w, s.vocab(), s.hidden() == ModelShape.TINY.hidden() && reranker == null ? 128 : 256);
+            vocabulary(w, s.vocab(), s.vocab() == ModelShape.TINY.vocab() && reranker == null ? 128 : 256);
         }
         if (reranker != null) {
             w.put(s.arch() + ".pooling_type", 4);
@@ -262,6 +267,7 @@ public final class RandomModel {
             case Q4_0 -> 2;
             case Q4_1 -> 3;
             case Q8_0 -> 7;
+            case Q4_K -> 14;
             default -> throw new IllegalArgumentException(type.name());
         });
         w.put(a + "context_length", s.context());
@@ -333,9 +339,10 @@ public final class RandomModel {
     }
 
     /**
-     * A SentencePiece-style vocabulary: unk, bos, eos, byte tokens, then unique placeholder pieces. The tiny shape has
-     * byte tokens for ASCII only, so that any text it generates is valid UTF-8 (llama-server, which makes its
-     * reference outputs, fails a request whose output is not); the others have all 256.
+     * A SentencePiece-style vocabulary: unk, bos, eos, byte tokens, then unique placeholder pieces. The tiny shapes
+     * (a vocabulary of 512) have byte tokens for ASCII only, so that any text they generate is valid UTF-8
+     * (llama-server, which makes their reference outputs, fails a request whose output is not); the others have all
+     * 256.
      */
     public static void vocabulary(GgufWriter w, int vocab, int byteTokens) {
         String[] tokens = new String[vocab];
@@ -463,9 +470,9 @@ public final class RandomModel {
             }
         }
         if (positional.size() < 3) {
-            System.err.println("usage: RandomModel SHAPE (tiny, stories15m, 1b, tiny-gemma2, tiny-gemma3, gemma3-1b, "
+            System.err.println("usage: RandomModel SHAPE (tiny, tiny-wide, stories15m, 1b, tiny-gemma2, tiny-gemma3, gemma3-1b, "
                     + "tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS) "
-                    + "F32|F16|Q8_0|Q4_0|Q4_1 FILE [SEED] [--vocab VOCAB.gguf] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
+                    + "F32|F16|Q8_0|Q4_0|Q4_1|Q4_K FILE [SEED] [--vocab VOCAB.gguf] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
                     + "[--longrope-short F,F,... --longrope-long F,F,...] [--reranker | --rerank-template TEXT]");
             System.exit(2);
         }

@@ -8,7 +8,9 @@ import java.nio.ByteBuffer;
 /**
  * Encodes floats into GGUF block formats, with llama.cpp's reference rounding: F32, F16, Q8_0 (f16 d, 32 int8),
  * Q4_0 (f16 d, 16 bytes of nibbles, offset 8) and Q4_1 (f16 d, f16 m, 16 bytes of nibbles). In a 4-bit block, byte j
- * holds element j in its low nibble and element j + 16 in its high nibble.
+ * holds element j in its low nibble and element j + 16 in its high nibble. Q4_K (super-blocks of 256) is encoded
+ * plainly, each 32-element sub-block's range split in 15 steps, not searched for the least error as llama.cpp's
+ * quantizer does: valid blocks of a random model, not a way to quantize a trained one.
  */
 public final class GgufBlockEncoder {
     private GgufBlockEncoder() {
@@ -17,7 +19,7 @@ public final class GgufBlockEncoder {
     /** The types this encoder writes. */
     public static boolean supports(DType type) {
         return switch (type) {
-            case F32, F16, Q8_0, Q4_0, Q4_1 -> true;
+            case F32, F16, Q8_0, Q4_0, Q4_1, Q4_K -> true;
             default -> false;
         };
     }
@@ -50,8 +52,69 @@ public final class GgufBlockEncoder {
                     q4_1(x, off + b, out);
                 }
             }
+            case Q4_K -> {
+                for (int b = 0; b < n; b += 256) {
+                    q4K(x, off + b, out);
+                }
+            }
             default -> throw new IllegalArgumentException("cannot encode " + type);
         }
+    }
+
+    /**
+     * {@code struct { half d, dmin; u8 scales[12]; u8 qs[128]; }}: sub-block j's 6-bit scale sc and min m pack into
+     * scales as GgmlBlocks#scaleMinK4 reads them, and element l of sub-blocks 2k and 2k + 1 share byte 32k + l of qs
+     * (low and high nibble); x = d·sc·q − dmin·m.
+     */
+    private static void q4K(float[] x, int o, ByteBuffer out) {
+        float[] step = new float[8];
+        float[] floor = new float[8];
+        float maxStep = 0;
+        float maxFloor = 0;
+        for (int j = 0; j < 8; j++) {
+            float lo = 0;
+            float hi = 0;
+            for (int l = 0; l < 32; l++) {
+                lo = Math.min(lo, x[o + 32 * j + l]);
+                hi = Math.max(hi, x[o + 32 * j + l]);
+            }
+            step[j] = (hi - lo) / 15f;
+            floor[j] = -lo;
+            maxStep = Math.max(maxStep, step[j]);
+            maxFloor = Math.max(maxFloor, floor[j]);
+        }
+        short dBits = Floats.floatToF16(maxStep / 63f);
+        short dminBits = Floats.floatToF16(maxFloor / 63f);
+        float d = Floats.f16ToFloat(dBits);
+        float dmin = Floats.f16ToFloat(dminBits);
+        int[] sc = new int[8];
+        int[] m = new int[8];
+        for (int j = 0; j < 8; j++) {
+            sc[j] = d > 0 ? Math.min(63, Math.round(step[j] / d)) : 0;
+            m[j] = dmin > 0 ? Math.min(63, Math.round(floor[j] / dmin)) : 0;
+        }
+        out.putShort(dBits);
+        out.putShort(dminBits);
+        for (int j = 0; j < 4; j++) {
+            out.put((byte) ((sc[j] & 63) | (sc[j + 4] >> 4) << 6));
+        }
+        for (int j = 0; j < 4; j++) {
+            out.put((byte) ((m[j] & 63) | (m[j + 4] >> 4) << 6));
+        }
+        for (int j = 4; j < 8; j++) {
+            out.put((byte) ((sc[j] & 15) | (m[j] & 15) << 4));
+        }
+        for (int k = 0; k < 4; k++) {
+            for (int l = 0; l < 32; l++) {
+                out.put((byte) (code(x[o + 64 * k + l], d * sc[2 * k], dmin * m[2 * k])
+                        | code(x[o + 64 * k + 32 + l], d * sc[2 * k + 1], dmin * m[2 * k + 1]) << 4));
+            }
+        }
+    }
+
+    /** The 4-bit code nearest x for a sub-block of step {@code scale} starting at {@code -min}. */
+    private static int code(float x, float scale, float min) {
+        return scale > 0 ? Math.max(0, Math.min(15, Math.round((x + min) / scale))) : 0;
     }
 
     private static void q8_0(float[] x, int o, ByteBuffer out) {

@@ -16,6 +16,8 @@ import java.util.Optional;
 import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Without {@code --quant}, a GGUF file keeps its bits: 4-bit files are packed at 4 bits, others at 8. */
 class DefaultQuantTest {
@@ -23,7 +25,7 @@ class DefaultQuantTest {
     @Test
     void eachQuantizedMatrixKeepsItsBits() {
         Function<DType, Quant> q = Quant.defaultFor(List.of(DType.Q4_K, DType.Q6_K, DType.F16));
-        assertEquals(Quant.Q4_1, q.apply(DType.Q4_K));
+        assertEquals(Quant.Q4_K, q.apply(DType.Q4_K));
         assertEquals(Quant.Q4_1, q.apply(DType.Q4_0));
         assertEquals(Quant.Q4_1, q.apply(DType.Q4_1));
         assertEquals(Quant.Q8, q.apply(DType.Q6_K));
@@ -44,6 +46,16 @@ class DefaultQuantTest {
         assertEquals(Map.of("bf16", 14, "q4_1", 43), packed(dir, DType.Q4_0, "q4_1"));
         assertEquals(Map.of("bf16", 14, "q4_1", 43), packed(dir, DType.Q4_1, "q4_1"));
         assertEquals(Map.of("bf16", 14, "q8", 43), packed(dir, DType.Q8_0, "q8"));
+    }
+
+    /** {@code --quant q4_k} keeps Q4_K blocks as they are; it cannot make them from other blocks, and says so. */
+    @Test
+    void q4kTilesAreMadeOnlyFromQ4kBlocks(@TempDir Path dir) throws Exception {
+        Path gguf = dir.resolve("q8.gguf");
+        RandomModel.write(ModelShape.STORIES_15M, DType.Q8_0, 7, gguf);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new GgufPacker().pack(gguf,
+                dir.resolve("out"), new PackOptions(Optional.of("q4_k"), false), PackProgress.NONE));
+        assertTrue(e.getMessage().endsWith("Q4_K tiles are made only from GGUF Q4_K, not Q8_0"), e.getMessage());
     }
 
     /** The weight formats of a random stories15M-shape file of {@code type}, packed with the defaults. */

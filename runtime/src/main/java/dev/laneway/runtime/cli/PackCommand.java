@@ -21,7 +21,7 @@ import java.util.concurrent.Callable;
 @Command(name = "pack", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Pack a GGUF file or a Hugging Face checkpoint into a container directory.")
 final class PackCommand implements Callable<Integer> {
-    private static final Set<String> QUANTS = Set.of("q8", "q4_1", "bf16", "f32");
+    private static final Set<String> QUANTS = Set.of("q8", "q4_1", "q4_k", "bf16", "f32");
 
     @Parameters(index = "0", paramLabel = "SOURCE", description = "A .gguf file or a Hugging Face checkpoint directory.")
     Path source;
@@ -31,7 +31,8 @@ final class PackCommand implements Callable<Integer> {
     Path output;
 
     @Option(names = "--quant", paramLabel = "Q",
-            description = "Weight format: q8, q4_1, bf16 or f32 (default: q8 for quantized sources, f32 for F32 ones).")
+            description = "Weight format: q8, q4_1, q4_k (from GGUF Q4_K only), bf16 or f32 (default: each quantized "
+                    + "matrix keeps its bits, F32 sources stay f32, 16-bit ones become bf16).")
     String quant;
 
     @Option(names = "--lane", description = "Also write npu/lane.json, the lane manifest for the host kernel set.")
@@ -49,7 +50,7 @@ final class PackCommand implements Callable<Integer> {
             throw new UsageException("output " + output + " exists already; pack writes a new directory");
         }
         if (quant != null && !QUANTS.contains(quant)) {
-            throw new UsageException("--quant " + quant + ": expected one of q8, q4_1, bf16, f32");
+            throw new UsageException("--quant " + quant + ": expected one of q8, q4_1, q4_k, bf16, f32");
         }
         ModelPacker packer = PackCache.packerFor(source).orElseThrow(() -> new UsageException(
                 "cannot pack " + source + ": expected a .gguf file or a Hugging Face checkpoint directory"

@@ -32,9 +32,9 @@ public final class PackCache {
      * Part of every hash, changed when packing a file would give another container than before, so that caches made
      * by earlier builds are packed again (2: 4-bit files are packed at 4 bits by default; 3: tiled containers laid out
      * as the other Q4NX engines read them, q/k rows in Hugging Face's order; 4: the pooling a model declares kept in
-     * {@code 1_Pooling/config.json}).
+     * {@code 1_Pooling/config.json}; 5: Q4_K matrices packed as Q4_K tiles, at their own bits).
      */
-    private static final String PACKING = "packing 4";
+    private static final String PACKING = "packing 5";
 
     private final Path cacheRoot;
 

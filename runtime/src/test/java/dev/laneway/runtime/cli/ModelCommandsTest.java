@@ -151,7 +151,7 @@ class ModelCommandsTest {
         CommandLineTest.Outcome quant = run("pack", stories().toString(), "-o", tmp.resolve("x").toString(),
                 "--quant", "q3");
         assertEquals(ExitCodes.USAGE, quant.code());
-        assertTrue(quant.err().contains("--quant q3: expected one of q8, q4_1, bf16, f32"), quant.err());
+        assertTrue(quant.err().contains("--quant q3: expected one of q8, q4_1, q4_k, bf16, f32"), quant.err());
     }
 
     @Test

@@ -349,9 +349,9 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      * Prepare every matrix of the model before fusing, as a loader does, so that what is decided from the model's
      * size sees all of it.
      *
-     * <p>On the AVX-512 path, Q8 and q4_1 matrices get a copy in the lanes layout: each 32×32 group stored in the
-     * order the VNNI product consumes it, so that products load groups instead of transposing each one again on every
-     * token (the 1B shape decoded 11% faster from copies at q4_1, whose nibbles make the most of that work, and 7–15%
+     * <p>On the AVX-512 path, tiled matrices (Q8, q4_1, Q4_K) get a copy in the lanes layout: each 32×32 group stored
+     * in the order the VNNI product consumes it, so that products load groups instead of transposing each one again on
+     * every token (the 1B shape decoded 11% faster from copies at q4_1, whose nibbles make the most of that work, and 7–15%
      * at Q8, read prefetched; 10–11% at both, read staged). A model that fits in the last-level cache is copied here,
      * on the pool. A model whose weights stream from memory (read prefetched or staged, {@link Streaming}) is copied
      * after this returns, in the background ({@link BackgroundCopies}, see
@@ -502,8 +502,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         }
         prepare(m);
         Streaming reading = readingOf(m);
-        boolean quantized = m.layout() == Matrix.Layout.TILES_Q8 || m.layout() == Matrix.Layout.TILES_Q4_1;
-        boolean copiedNow = quantized && isa == Isa.AVX512 && reading == Streaming.IN_PLACE;
+        boolean copiedNow = m.layout().tiled() && isa == Isa.AVX512 && reading == Streaming.IN_PLACE;
         boolean inLanes = copiedNow || laterLanes.has(m);
         boolean compacted = !inLanes && CompactCopies.worthIt(m);
         long address = copiedNow ? lanes.of(m) : inLanes ? laterLanes.of(m) : compacted ? compactCopy(m)
@@ -521,12 +520,12 @@ public final class NativeKernels implements Kernels, AutoCloseable {
     }
 
     /**
-     * Whether products read m from a lanes copy made after loading: streamed Q8 or q4_1 on AVX-512, unless its compact
-     * copy (in the lanes layout there) is read.
+     * Whether products read m from a lanes copy made after loading: streamed tiles on AVX-512, unless its compact copy
+     * (in the lanes layout there) is read.
      */
     private boolean copiedLater(Matrix m) {
-        return isa == Isa.AVX512 && (m.layout() == Matrix.Layout.TILES_Q4_1 || m.layout() == Matrix.Layout.TILES_Q8)
-                && readingOf(m) != Streaming.IN_PLACE && !CompactCopies.worthIt(m);
+        return isa == Isa.AVX512 && m.layout().tiled() && readingOf(m) != Streaming.IN_PLACE
+                && !CompactCopies.worthIt(m);
     }
 
     /**

@@ -46,7 +46,7 @@ class BackgroundCopiesTest {
 
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,PREFETCHED", "TILES_Q4_1,STAGED", "TILES_Q8,STAGED",
-            "TILES_Q8,PREFETCHED_TO_L2"})
+            "TILES_Q8,PREFETCHED_TO_L2", "TILES_Q4_K,PREFETCHED", "TILES_Q4_K,STAGED"})
     void aStreamedLayerGivesTheSameBitsFromItsCopies(Layout layout, Streaming streaming) throws IOException {
         LayerWeights inMemory = RandomMatrices.layer(layout, SHAPE, new Random(layout.ordinal()));
         LayerWeights mapped = mapped(inMemory);
@@ -77,7 +77,7 @@ class BackgroundCopiesTest {
 
     /** The per-op forward's products switch to a copy too, made after their first product, with the same bits. */
     @ParameterizedTest(name = "{0} {1}")
-    @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,STAGED"})
+    @CsvSource({"TILES_Q4_1,PREFETCHED", "TILES_Q8,STAGED", "TILES_Q4_K,PREFETCHED_TO_L2"})
     void aStreamedProductGivesTheSameBitsFromItsCopy(Layout layout, Streaming streaming) throws IOException {
         Matrix m = mapped(RandomMatrices.layer(layout, SHAPE, new Random(5))).gate();
         float[] x = RandomMatrices.gaussian(2 * m.cols(), new Random(6));

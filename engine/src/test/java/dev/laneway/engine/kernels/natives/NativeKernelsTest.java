@@ -34,8 +34,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * <p>Tolerances. Float paths sum the same products in another order (and fuse multiply-adds), so each result may be
  * off the exact sum by γ(n)·Σ|w·x| (γ(n) = n·u / (1 − n·u), u = 2⁻²⁴, the classic bound for a sum of n products), and
  * two of them differ by twice that. Here |w| counts each term a weight is made of (|code·scale| + |zero| for q4_1), so
- * cancellation inside a weight cannot hide rounding. The int8 paths (Q8 and q4_1 on AVX-512 and AVX2) also round each activation
- * to its 32-column group's step d = max|x| / 127, an error of at most d / 2 per activation, which adds
+ * cancellation inside a weight cannot hide rounding. The int8 paths (every tile layout on AVX-512 and AVX2) also round
+ * each activation to its 32-column group's step d = max|x| / 127, an error of at most d / 2 per activation, which adds
  * Σ_groups (d / 2)·Σ|w| to the bound. Element-wise operations are held to a few ulps.
  */
 class NativeKernelsTest {
@@ -105,7 +105,7 @@ class NativeKernelsTest {
         REFERENCE.matmul(w, x, expected, batch);
         kernels(isa, streaming).matmul(w, x, actual, batch);
 
-        boolean int8 = isa != Isa.SCALAR && (layout == Layout.TILES_Q8 || layout == Layout.TILES_Q4_1);
+        boolean int8 = isa != Isa.SCALAR && layout.tiled();
         float[][] magnitude = new float[rows][cols];
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++) {
