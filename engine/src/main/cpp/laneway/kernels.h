@@ -211,9 +211,9 @@ inline bool inSharedFileMapping(const void* p, size_t n) {
 #endif
 }
 
-// Copies a Q8, q4_1 or Q4_K matrix (its tiles) into a new lanes copy (compactBytes long, see common.h) in the arena, for the
-// AVX-512 path, the pool's threads sharing the work; returns its address, 0 if out of memory. The CPU must run the
-// AVX-512 path.
+// Copies a Q8, q4_1 or Q4_K matrix (its tiles) into a new lanes copy (compactBytes long, see common.h) in the arena,
+// for the AVX-512 path, the pool's threads sharing the work; returns its address, 0 if out of memory. The CPU must run
+// the AVX-512 path.
 inline long long repackLanes(long long pool, long long arena, int layout, const signed char* tiles, int rows,
                              int cols) {
     uint8_t* dst = ((CopyArena*)(intptr_t)arena)->take((size_t)compactBytes(layout, rows, cols));
