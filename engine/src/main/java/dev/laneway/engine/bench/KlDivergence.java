@@ -85,9 +85,9 @@ public final class KlDivergence {
             int nVocab = head.getInt();
             int nChunk = head.getInt();
             int vocab = model.info().vocabSize();
-            if (nVocab != vocab || nCtx < 4 || nChunk < 1) {
+            if (nVocab != vocab || nCtx < 4 || nChunk < 1 || (long) nCtx * nChunk * 4 > Files.size(baseFile)) {
                 throw new IOException(baseFile + ": " + nChunk + " chunks of " + nCtx + " tokens over a vocabulary of "
-                        + nVocab + "; the model's vocabulary has " + vocab);
+                        + nVocab + " in " + Files.size(baseFile) + " bytes; the model's vocabulary has " + vocab);
             }
             ByteBuffer tokenBytes = little(data.readNBytes(4 * nCtx * nChunk), 4 * nCtx * nChunk, baseFile);
             int[] tokens = new int[nCtx * nChunk];
