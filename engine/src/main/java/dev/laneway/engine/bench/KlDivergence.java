@@ -24,8 +24,8 @@ import java.util.Locale;
  * and in llama.cpp is measured against the same base, on the same positions.
  *
  * <p>The file: {@code "_logits_"}, then little-endian u32 n_ctx, i32 n_vocab, i32 n_chunk, the n_ctx · n_chunk i32
- * tokens, then per chunk n_ctx − 1 − n_ctx/2 rows of 2·⌈n_vocab/2⌉ + 4 u16: a float scale and a float least log-prob,
- * then per token a u16 q, its log-prob scale·q + least (q = 0: at or below least, at most 16 under the top).
+ * tokens, then per chunk n_ctx − 1 − n_ctx/2 rows of 2·⌈n_vocab/2⌉ + 4 u16: a float scale and a float least
+ * log-prob, then per token a u16 q, its log-prob scale·q + least (q = 0: at or below least, at most 16 under the top).
  */
 public final class KlDivergence {
 

@@ -98,8 +98,8 @@ public record ModelShape(int hidden, int layers, int heads, int kvHeads, int ffn
             case "tiny-qwen3moe" -> TINY_QWEN3MOE;
             case "tiny-mixtral" -> TINY_MIXTRAL;
             case "qwen3-30b-a3b" -> QWEN3_30B_A3B;
-            default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, tiny-wide, stories15m, 1b, "
-                    + "tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, "
+            default -> throw new IllegalArgumentException("unknown shape '" + name + "' (known: tiny, tiny-wide, stories15m, "
+                    + "1b, tiny-gemma2, tiny-gemma3, gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, "
                     + "tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS)");
         };
     }

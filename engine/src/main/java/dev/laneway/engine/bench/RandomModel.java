@@ -470,8 +470,8 @@ public final class RandomModel {
             }
         }
         if (positional.size() < 3) {
-            System.err.println("usage: RandomModel SHAPE (tiny, tiny-wide, stories15m, 1b, tiny-gemma2, tiny-gemma3, gemma3-1b, "
-                    + "tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS) "
+            System.err.println("usage: RandomModel SHAPE (tiny, tiny-wide, stories15m, 1b, tiny-gemma2, tiny-gemma3, "
+                    + "gemma3-1b, tiny-phi3, phi4-mini, tiny-qwen3, tiny-qwen3moe, tiny-mixtral, qwen3-30b-a3b; NAME:LAYERS) "
                     + "F32|F16|Q8_0|Q4_0|Q4_1|Q4_K FILE [SEED] [--vocab VOCAB.gguf] [--rope-freqs F,F,...] [--rope-scaling KEY=VALUE,...] "
                     + "[--longrope-short F,F,... --longrope-long F,F,...] [--reranker | --rerank-template TEXT]");
             System.exit(2);

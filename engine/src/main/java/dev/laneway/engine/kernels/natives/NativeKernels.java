@@ -351,8 +351,8 @@ public final class NativeKernels implements Kernels, AutoCloseable {
      *
      * <p>On the AVX-512 path, tiled matrices (Q8, q4_1, Q4_K) get a copy in the lanes layout: each 32×32 group stored
      * in the order the VNNI product consumes it, so that products load groups instead of transposing each one again on
-     * every token (the 1B shape decoded 11% faster from copies at q4_1, whose nibbles make the most of that work, and 7–15%
-     * at Q8, read prefetched; 10–11% at both, read staged). A model that fits in the last-level cache is copied here,
+     * every token (the 1B shape decoded 11% faster from copies at q4_1, whose nibbles make the most of that work, and
+     * 7–15% at Q8, read prefetched; 10–11% at both, read staged). A model that fits in the last-level cache is copied here,
      * on the pool. A model whose weights stream from memory (read prefetched or staged, {@link Streaming}) is copied
      * after this returns, in the background ({@link BackgroundCopies}, see
      * {@link #awaitCopies}), the layer switching to each copy as it is made; the tiles' pages are then given back when
