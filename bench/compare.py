@@ -11,7 +11,11 @@ machine whose memory bandwidth drifts between runs compares more fairly), and ea
   pp: prompt processing of P tokens (llama-bench -p P -n 0; laneway bench -p P).
   tg: generation of N tokens after a P-token prompt (llama-bench -p 0 -n N -d P; laneway bench -p P -n N).
 
-usage: bench/compare.py [--rounds 3] [--reps 5] [-p 128] [-n 64] [--threads 2] [--laneway-opt K=V]... MODEL.gguf...
+  --kv q8: both engines keep the KV cache at eight bits (laneway --opt kv=q8; llama-bench -ctk q8_0 -ctv q8_0 -fa 1),
+  where by default both keep it in half precision.
+
+usage: bench/compare.py [--rounds 3] [--reps 5] [-p 128] [-n 64] [--threads 2] [--kv f16|q8] [--laneway-opt K=V]...
+       MODEL.gguf...
 The llama.cpp binaries come from $LLAMA_CPP_BIN, else from the peer build script beside the checkout.
 Output format (stable, one row per model and test):
   | model | quant | test | laneway tok/s | llama.cpp tok/s | ratio | paired ratio | laneway RSS MiB | llama.cpp RSS MiB |
@@ -74,7 +78,7 @@ def pack(gguf, quant, cache, lane=False):
 
 def laneway_round(container, args, opts=()):
     cmd = [os.path.join(HOME, "laneway"), "bench", "-m", container, "-p", str(args.p), "-n", str(args.n),
-           "-r", str(args.reps), "--json", "--opt", "threads=%d" % args.threads]
+           "-r", str(args.reps), "--json", "--opt", "threads=%d" % args.threads, "--opt", "kv=%s" % args.kv]
     for opt in list(args.laneway_opt) + list(opts):
         cmd += ["--opt", opt]
     out, rss = run_measured(cmd)
@@ -85,6 +89,8 @@ def laneway_round(container, args, opts=()):
 def llama_round(binary, gguf, args):
     bench = os.path.join(binary, "llama-bench")
     common = ["-m", gguf, "-t", str(args.threads), "-r", str(args.reps), "-o", "json"]
+    if args.kv == "q8":
+        common += ["-ctk", "q8_0", "-ctv", "q8_0", "-fa", "1"]
     pp_out, rss_pp = run_measured([bench] + common + ["-p", str(args.p), "-n", "0"])
     tg_out, rss_tg = run_measured([bench] + common + ["-p", "0", "-n", str(args.n), "-d", str(args.p)])
     pp = json.loads(pp_out)[0]["avg_ts"]
@@ -100,6 +106,7 @@ def main():
     parser.add_argument("-p", type=int, default=128)
     parser.add_argument("-n", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--kv", choices=["f16", "q8"], default="f16")
     parser.add_argument("--laneway-opt", action="append", default=[])
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "laneway-compare"))
     parser.add_argument("--routes", action="store_true", help="compare the dx, fast lane and generic routes")
@@ -135,7 +142,7 @@ def main():
 def routes_round(args, setups):
     """One process that opens the model once per route and alternates the routes' runs (laneway bench --vs)."""
     def model_args(model, opts):
-        words = [model, "--opt", "threads=%d" % args.threads]
+        words = [model, "--opt", "threads=%d" % args.threads, "--opt", "kv=%s" % args.kv]
         for opt in list(args.laneway_opt) + list(opts):
             words += ["--opt", opt]
         return words

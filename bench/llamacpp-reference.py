@@ -3,9 +3,10 @@
 
 For each prompt (token ids), the greedy continuation's ids and, at every generated position, the top candidates
 with their log-probabilities (llama-server's n_probs, before sampling). The server runs on one thread with an f32
-KV cache, so the numbers do not depend on the machine's thread count.
+KV cache (or, with --kv q8_0, llama.cpp's 8-bit q8_0 cache with flash attention, which that cache needs), so the
+numbers do not depend on the machine's thread count.
 
-  usage: bench/llamacpp-reference.py MODEL.gguf "1,300,301;1,400,2" [-n 32] [--top 5] [--lora ADAPTER.gguf[:SCALE]]...
+  usage: bench/llamacpp-reference.py MODEL.gguf "1,300,301;1,400,2" [-n 32] [--top 5] [--lora ADAPTER.gguf[:SCALE]]... [--kv q8_0]
          > reference.json   (each --lora applied to every prompt, at SCALE, 1 by default)
   (llama-server from LLAMA_CPP_BIN, or the directory the peer build script prints)
 """
@@ -56,15 +57,17 @@ def main():
     ap.add_argument("-n", type=int, default=32)
     ap.add_argument("--top", type=int, default=5)
     ap.add_argument("--lora", action="append", default=[])
+    ap.add_argument("--kv", choices=["f32", "f16", "q8_0", "q4_0"], default="f32")
     args = ap.parse_args()
     adapters = []
     for lora in args.lora:
         path, _, scale = lora.partition(":")
         adapters += ["--lora-scaled", path + ":" + (scale or "1")]
+    cache = ["-ctk", args.kv, "-ctv", args.kv, "-fa", "off" if args.kv == "f32" else "on"]
     port = free_port()
     server = subprocess.Popen([llama_server(), "-m", args.model, "-t", "1", "-np", "1", "-c", "1024",
-                               "--port", str(port), "--host", "127.0.0.1", "-ctk", "f32", "-ctv", "f32",
-                               "--no-warmup", "-fa", "off"] + adapters, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--port", str(port), "--host", "127.0.0.1", "--no-warmup"] + cache + adapters,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
             try:
@@ -88,7 +91,7 @@ def main():
         json.dump({"generator": {"model": os.path.basename(args.model),
                                  **({"lora": [os.path.basename(a) for a in args.lora]} if args.lora else {}),
                                  "command": "bench/llamacpp-reference.py " + " ".join(recorded(sys.argv[1:])),
-                                 "server": "llama-server -t 1 -c 1024 -ctk f32 -ctv f32 -fa off, greedy"},
+                                 "server": "llama-server -t 1 -c 1024 " + " ".join(cache) + ", greedy"},
                    "records": records}, sys.stdout, separators=(",", ":"))
         print()
     finally:

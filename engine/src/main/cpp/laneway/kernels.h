@@ -298,6 +298,16 @@ inline void attentionHalf(long long pool, int isa, float* out, const float* q, i
                                    scale, window, softcap))
 }
 
+// Attention over an eight-bit KV cache (q8_0 blocks; kvOffset counts elements).
+inline void attentionQ8(long long pool, int isa, float* out, const float* q, int rowOffset, const signed char* keys,
+                        const signed char* values, int kvOffset, int batch, int startPos, int heads, int kvHeads,
+                        int headDim, float scale, int window, float softcap) {
+    const size_t at = scalar::q8Bytes((size_t)kvOffset);
+    LW_DISPATCH(isa, attentionQ8(poolOf(pool), out + rowOffset, q + rowOffset, (const uint8_t*)keys + at,
+                                 (const uint8_t*)values + at, batch, startPos, heads, kvHeads, headDim, scale, window,
+                                 softcap))
+}
+
 inline void geluMul(long long pool, int isa, float* gate, const float* up, int n) {
     LW_DISPATCH(isa, geluMul(poolOf(pool), gate, up, n))
 }
@@ -374,8 +384,8 @@ inline void fusedLayer(long long pool, int isa, long long layer, float* x, float
                        const float* cosTable, const float* sinTable, int batch, const int* segments,
                        int segmentCount, const long long* lora, const float* loraScales, int loraCount) {
     const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
-    LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, keys, values, nullptr, nullptr, cosTable, sinTable, batch,
-                                segments, segmentCount, lora, loraScales, loraCount))
+    LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, keys, values, nullptr, nullptr, nullptr, nullptr, cosTable,
+                                sinTable, batch, segments, segmentCount, lora, loraScales, loraCount))
 }
 
 inline void fusedLayerHalf(long long pool, int isa, long long layer, float* x, float* work, short* keys,
@@ -384,7 +394,18 @@ inline void fusedLayerHalf(long long pool, int isa, long long layer, float* x, f
                            int loraCount) {
     const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
     LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, nullptr, nullptr, (uint16_t*)keys, (uint16_t*)values,
-                                cosTable, sinTable, batch, segments, segmentCount, lora, loraScales, loraCount))
+                                nullptr, nullptr, cosTable, sinTable, batch, segments, segmentCount, lora, loraScales,
+                                loraCount))
+}
+
+inline void fusedLayerQ8(long long pool, int isa, long long layer, float* x, float* work, signed char* keys,
+                         signed char* values, const float* cosTable, const float* sinTable, int batch,
+                         const int* segments, int segmentCount, const long long* lora, const float* loraScales,
+                         int loraCount) {
+    const FusedLayer& l = *(const FusedLayer*)(intptr_t)layer;
+    LW_DISPATCH(isa, fusedLayer(poolOf(pool), l, x, work, nullptr, nullptr, nullptr, nullptr, (uint8_t*)keys,
+                                (uint8_t*)values, cosTable, sinTable, batch, segments, segmentCount, lora, loraScales,
+                                loraCount))
 }
 
 inline long long streamRead(long long pool, int isa, const signed char* data, long long bytes) {

@@ -166,18 +166,28 @@ public final class KlDivergence {
     }
 
     /**
-     * {@code KlDivergence CONTAINER BASE_FILE [CHUNKS]}: prints the mean KL divergence (± its standard error), the
-     * mean ln(PPL(Q)/PPL(base)) and the same-top share of the container's model against the base file, as one line
-     * of JSON.
+     * {@code KlDivergence CONTAINER BASE_FILE [CHUNKS] [KEY=VALUE]...}: prints the mean KL divergence (± its standard
+     * error), the mean ln(PPL(Q)/PPL(base)) and the same-top share of the container's model, opened with those
+     * {@code --opt}s (e.g. {@code kv=q8}), against the base file, as one line of JSON.
      */
     public static void main(String[] args) throws IOException {
-        if (args.length < 2) {
-            System.err.println("usage: KlDivergence CONTAINER BASE_FILE [CHUNKS]");
+        java.util.List<String> positional = new java.util.ArrayList<>();
+        RouteOptions options = RouteOptions.defaults();
+        for (String a : args) {
+            int eq = a.indexOf('=');
+            if (eq > 0) {
+                options = options.withOpt(a.substring(0, eq), a.substring(eq + 1));
+            } else {
+                positional.add(a);
+            }
+        }
+        if (positional.size() < 2 || positional.size() > 3) {
+            System.err.println("usage: KlDivergence CONTAINER BASE_FILE [CHUNKS] [KEY=VALUE]...");
             System.exit(2);
         }
-        int chunks = args.length > 2 ? Integer.parseInt(args[2]) : Integer.MAX_VALUE;
-        try (LanewayModel model = ModelAssembly.perOp(Path.of(args[0]), RouteOptions.defaults(), "generic")) {
-            Result r = measure(model, Path.of(args[1]), chunks);
+        int chunks = positional.size() > 2 ? Integer.parseInt(positional.get(2)) : Integer.MAX_VALUE;
+        try (LanewayModel model = ModelAssembly.perOp(Path.of(positional.get(0)), options, "generic")) {
+            Result r = measure(model, Path.of(positional.get(1)), chunks);
             System.out.printf(Locale.ROOT, "{\"kld\": %.6f, \"kld_error\": %.6f, \"ln_ppl_ratio\": %.6f, "
                     + "\"same_top\": %.5f, \"positions\": %d}%n", r.meanKld(), r.kldUncertainty(), r.logPplRatio(),
                     r.sameTop(), r.count());

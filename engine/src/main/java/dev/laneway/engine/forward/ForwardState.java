@@ -34,12 +34,18 @@ public final class ForwardState {
             throw new IllegalArgumentException("a forward state needs room for a token of a sequence and its logits,"
                     + " got " + maxBatch + " tokens, " + maxSequences + " sequences, " + maxLogits + " rows of logits");
         }
+        if (kv == KvCache.Precision.Q8 && dims.headDim() % KvCache.Q8_BLOCK != 0) {
+            throw new IllegalArgumentException("--opt kv=q8: this model's heads hold " + dims.headDim()
+                    + " elements, not whole blocks of " + KvCache.Q8_BLOCK + " (as llama.cpp's q8_0 cache needs them);"
+                    + " use kv=f16");
+        }
         this.maxBatch = maxBatch;
         this.buffers = new float[lengths.length][];
         for (int i = 0; i < buffers.length; i++) {
             buffers[i] = new float[Math.toIntExact(lengths[i])];
         }
-        this.cache = KvCache.onDemand(dims.layers(), dims.contextLength(), dims.kvDim(), kv, maxSequences);
+        this.cache = KvCache.onDemand(dims.layers(), dims.contextLength(), dims.kvDim(), dims.headDim(), kv,
+                maxSequences);
         this.batch = new Batch(maxBatch, maxSequences, logitRows(maxBatch, maxLogits));
         this.contextLength = dims.contextLength();
     }

@@ -104,6 +104,10 @@ public final class JavaKernels implements Kernels {
             HalfAttention.attend(out, q, firstRow, batch, cache, slot, startPos, shape);
             return;
         }
+        if (cache.precision() == KvCache.Precision.Q8) {
+            Q8Attention.attend(out, q, firstRow, batch, cache, slot, startPos, shape);
+            return;
+        }
         int headDim = shape.headDim();
         int kvDim = shape.kvDim();
         int group = shape.heads() / shape.kvHeads();

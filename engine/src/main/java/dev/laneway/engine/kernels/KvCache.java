@@ -5,7 +5,10 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Keys and values of past positions for every layer, for one or more sequences (slots): per layer,
  * [slot][position][kvDim] keys and values. They are kept in half precision by default, as llama.cpp keeps them (half the memory and bandwidth, and
- * attention numerics that agree with it), or in single precision.
+ * attention numerics that agree with it), in single precision, or at eight bits in llama.cpp's {@code q8_0} blocks (a
+ * half-precision step and 32 signed codes per 32 elements of a row, 34 bytes: a quarter of the memory of single
+ * precision, and what {@code -ctk q8_0 -ctv q8_0} keeps, each head's keys and values first rotated as llama.cpp rotates
+ * them, {@link Hadamard}).
  *
  * <p>A cache made {@link #onDemand} holds room for the positions used so far and grows as a generation reaches past
  * them (doubling, up to the context length), so that a model's full context costs neither memory nor the time of
@@ -13,7 +16,26 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class KvCache {
     /** How keys and values are stored. */
-    public enum Precision { F16, F32 }
+    public enum Precision {
+        F16, F32, Q8;
+
+        /** Bytes of {@code elements} elements of a row (a whole number of blocks at eight bits). */
+        public long bytes(long elements) {
+            return switch (this) {
+                case F16 -> 2 * elements;
+                case F32 -> 4 * elements;
+                case Q8 -> elements / Q8_BLOCK * Q8_BLOCK_BYTES;
+            };
+        }
+    }
+
+    /** A row of keys or values rotated before an eight-bit cache keeps it ({@link Hadamard}). */
+    private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** Elements of a row that share one step in an eight-bit cache. */
+    public static final int Q8_BLOCK = 32;
+    /** Bytes of such a block: its half-precision step, then its 32 codes. */
+    public static final int Q8_BLOCK_BYTES = 34;
 
     /** The fewest positions an on-demand cache makes room for. */
     static final int FIRST_ROOM = 256;
@@ -40,12 +62,18 @@ public final class KvCache {
         this(layers, contextLength, kvDim, Precision.F32);
     }
 
-    /** A cache of one slot with room for the whole context. */
+    /** A cache of one slot with room for the whole context, its rows one head of {@code kvDim}. */
     public KvCache(int layers, int contextLength, int kvDim, Precision precision) {
-        this(layers, contextLength, kvDim, precision, 1, contextLength);
+        this(layers, contextLength, kvDim, kvDim, precision);
     }
 
-    private KvCache(int layers, int contextLength, int kvDim, Precision precision, int slots, int room) {
+    /** A cache of one slot with room for the whole context, its rows heads of {@code headDim}. */
+    public KvCache(int layers, int contextLength, int kvDim, int headDim, Precision precision) {
+        this(layers, contextLength, kvDim, headDim, precision, 1, contextLength);
+    }
+
+    private KvCache(int layers, int contextLength, int kvDim, int headDim, Precision precision, int slots,
+                    int room) {
         if (slots < 1) {
             throw new IllegalArgumentException("a KV cache needs at least one slot, got " + slots);
         }
@@ -54,23 +82,37 @@ public final class KvCache {
         this.kvDim = kvDim;
         this.precision = precision;
         this.slots = slots;
-        for (int l = 0; l < layers; l++) {
-            this.layers[l] = new Layer(precision, kvDim, slots);
+        if (precision == Precision.Q8 && (headDim % Q8_BLOCK != 0 || kvDim % headDim != 0)) {
+            throw new IllegalArgumentException("an eight-bit KV cache needs heads of whole " + Q8_BLOCK
+                    + "-element blocks, got " + headDim + " in rows of " + kvDim);
         }
-        Math.multiplyExact(Math.multiplyExact(contextLength, kvDim), slots);  // every slot's context in one array
+        for (int l = 0; l < layers; l++) {
+            this.layers[l] = new Layer(precision, kvDim, headDim, slots);
+        }
+        // every slot's context in one array
+        Math.toIntExact(precision.bytes(Math.multiplyExact(Math.multiplyExact(contextLength, kvDim), slots)));
         if (room > 0) {
             grow(room);
         }
     }
 
-    /** A cache of one slot that makes room for positions as {@link #reserve} asks for them. */
+    /** A cache of one slot that makes room for positions as {@link #reserve} asks for them (rows of one head). */
     public static KvCache onDemand(int layers, int contextLength, int kvDim, Precision precision) {
         return onDemand(layers, contextLength, kvDim, precision, 1);
     }
 
-    /** A cache of {@code slots} sequences that makes room for positions as {@link #reserve} asks for them. */
+    /** A cache of {@code slots} sequences, rows of one head, that makes room for positions as asked. */
     public static KvCache onDemand(int layers, int contextLength, int kvDim, Precision precision, int slots) {
-        return new KvCache(layers, contextLength, kvDim, precision, slots, 0);
+        return onDemand(layers, contextLength, kvDim, kvDim, precision, slots);
+    }
+
+    /**
+     * A cache of {@code slots} sequences whose rows are heads of {@code headDim}, that makes room for positions as
+     * {@link #reserve} asks for them.
+     */
+    public static KvCache onDemand(int layers, int contextLength, int kvDim, int headDim, Precision precision,
+                                   int slots) {
+        return new KvCache(layers, contextLength, kvDim, headDim, precision, slots, 0);
     }
 
     /**
@@ -123,8 +165,12 @@ public final class KvCache {
         Object[][] arrays = new Object[layers.length][];
         long elements = (long) slots * positions * kvDim;
         for (int l = 0; l < layers.length; l++) {
-            arrays[l] = precision == Precision.F16 ? new Object[] {new short[(int) elements], new short[(int) elements]}
-                    : new Object[] {new float[(int) elements], new float[(int) elements]};
+            arrays[l] = switch (precision) {
+                case F16 -> new Object[] {new short[(int) elements], new short[(int) elements]};
+                case F32 -> new Object[] {new float[(int) elements], new float[(int) elements]};
+                case Q8 -> new Object[] {new byte[Math.toIntExact(precision.bytes(elements))],
+                        new byte[Math.toIntExact(precision.bytes(elements))]};
+            };
         }
         return arrays;
     }
@@ -139,7 +185,7 @@ public final class KvCache {
     }
 
     static long bytes(int layers, int positions, int kvDim, Precision precision) {
-        return 2L * layers * positions * kvDim * (precision == Precision.F16 ? Short.BYTES : Float.BYTES);
+        return 2L * layers * positions * precision.bytes(kvDim);
     }
 
     /**
@@ -219,27 +265,41 @@ public final class KvCache {
     }
 
     /**
-     * One layer's cache: float arrays in single precision, or half-precision bits, [slot][room][kvDim]; a slot's
-     * positions begin at {@link #base(int)}.
+     * One layer's cache, [slot][room][kvDim]: float arrays in single precision, half-precision bits, or eight-bit
+     * blocks (bytes; element e of the arrays at byte {@link #index index(e)}); a slot's positions begin at element
+     * {@link #base(int)}.
      */
     public static final class Layer {
         private float[] keys;
         private float[] values;
         private short[] keys16;
         private short[] values16;
+        private byte[] keys8;
+        private byte[] values8;
+        private final Precision precision;
         private final int kvDim;
+        private final int headDim;
         private final int slots;
         private int room;
 
-        Layer(Precision precision, int kvDim, int slots) {
-            if (precision == Precision.F16) {
-                keys16 = new short[0];
-                values16 = new short[0];
-            } else {
-                keys = new float[0];
-                values = new float[0];
+        Layer(Precision precision, int kvDim, int headDim, int slots) {
+            switch (precision) {
+                case F16 -> {
+                    keys16 = new short[0];
+                    values16 = new short[0];
+                }
+                case F32 -> {
+                    keys = new float[0];
+                    values = new float[0];
+                }
+                case Q8 -> {
+                    keys8 = new byte[0];
+                    values8 = new byte[0];
+                }
             }
+            this.precision = precision;
             this.kvDim = kvDim;
+            this.headDim = headDim;
             this.slots = slots;
         }
 
@@ -248,19 +308,26 @@ public final class KvCache {
          * stored positions copied to its new place.
          */
         private void adopt(Object[] arrays, int positions) {
-            int was = room * kvDim;
-            int now = positions * kvDim;
-            if (keys16 != null) {
-                keys16 = moved(keys16, (short[]) arrays[0], was, now);
-                values16 = moved(values16, (short[]) arrays[1], was, now);
-            } else {
-                keys = moved(keys, (float[]) arrays[0], was, now);
-                values = moved(values, (float[]) arrays[1], was, now);
+            int was = index(room * kvDim);
+            int now = index(positions * kvDim);
+            switch (precision) {
+                case F16 -> {
+                    keys16 = moved(keys16, (short[]) arrays[0], was, now);
+                    values16 = moved(values16, (short[]) arrays[1], was, now);
+                }
+                case F32 -> {
+                    keys = moved(keys, (float[]) arrays[0], was, now);
+                    values = moved(values, (float[]) arrays[1], was, now);
+                }
+                case Q8 -> {
+                    keys8 = moved(keys8, (byte[]) arrays[0], was, now);
+                    values8 = moved(values8, (byte[]) arrays[1], was, now);
+                }
             }
             room = positions;
         }
 
-        /** {@code grown}, holding each slot's {@code was} elements of {@code old} at the start of its {@code now}. */
+        /** {@code grown}, holding each slot's {@code was} entries of {@code old} at the start of its {@code now}. */
         private <T> T moved(T old, T grown, int was, int now) {
             for (int s = 0; s < slots; s++) {
                 System.arraycopy(old, s * was, grown, s * now, was);
@@ -268,33 +335,92 @@ public final class KvCache {
             return grown;
         }
 
-        /** Whether keys and values are half precision ({@link #keys16()}, {@link #values16()}). */
-        public boolean f16() {
-            return keys16 != null;
+        public Precision precision() {
+            return precision;
         }
 
-        /** Single-precision keys, [slot][position][kvDim]; null for a half-precision cache. */
+        /** Whether keys and values are half precision ({@link #keys16()}, {@link #values16()}). */
+        public boolean f16() {
+            return precision == Precision.F16;
+        }
+
+        /** Single-precision keys, [slot][position][kvDim]; null for another precision. */
         public float[] keys() {
             return keys;
         }
 
-        /** Single-precision values, [slot][position][kvDim]; null for a half-precision cache. */
+        /** Single-precision values, [slot][position][kvDim]; null for another precision. */
         public float[] values() {
             return values;
         }
 
-        /** Half-precision key bits, [slot][position][kvDim]; null for a single-precision cache. */
+        /** Half-precision key bits, [slot][position][kvDim]; null for another precision. */
         public short[] keys16() {
             return keys16;
         }
 
-        /** Half-precision value bits, [slot][position][kvDim]; null for a single-precision cache. */
+        /** Half-precision value bits, [slot][position][kvDim]; null for another precision. */
         public short[] values16() {
             return values16;
         }
 
+        /** Eight-bit key blocks, [slot][position][kvDim / 32]; null for another precision. */
+        public byte[] keys8() {
+            return keys8;
+        }
+
+        /** Eight-bit value blocks, [slot][position][kvDim / 32]; null for another precision. */
+        public byte[] values8() {
+            return values8;
+        }
+
+        /** The keys' array, whichever the precision: for copying positions as they are stored. */
+        public Object keyArray() {
+            return switch (precision) {
+                case F16 -> keys16;
+                case F32 -> keys;
+                case Q8 -> keys8;
+            };
+        }
+
+        /** The values' array, whichever the precision. */
+        public Object valueArray() {
+            return switch (precision) {
+                case F16 -> values16;
+                case F32 -> values;
+                case Q8 -> values8;
+            };
+        }
+
+        /** The index in {@link #keyArray()} of element {@code e} (a whole number of rows, or of blocks at 8 bits). */
+        public int index(int e) {
+            return precision == Precision.Q8 ? e / Q8_BLOCK * Q8_BLOCK_BYTES : e;
+        }
+
         public int kvDim() {
             return kvDim;
+        }
+
+        public int headDim() {
+            return headDim;
+        }
+
+        /**
+         * The piece of a head that keys (and queries) are rotated in before an eight-bit cache keeps them
+         * ({@link Hadamard}; 0: none, as in every other precision).
+         */
+        public int keyRotation() {
+            return precision == Precision.Q8 ? Hadamard.keys(headDim) : 0;
+        }
+
+        /** The piece values are rotated in before an eight-bit cache keeps them (0: none). */
+        public int valueRotation() {
+            return precision == Precision.Q8 ? Hadamard.values(headDim) : 0;
+        }
+
+        /** Elements the arrays hold: every slot's room. */
+        public long elements() {
+            return (long) slots * room * kvDim;
         }
 
         /** The element offset of a slot's position 0 in the arrays. */
@@ -325,24 +451,14 @@ public final class KvCache {
                     sin[i] = (float) (-s / magnitude);
                 }
             }
+            int n = index(kvDim);
             for (int p = keep + discard; p < used; p++) {
                 int src = base(slot) + p * kvDim;
                 int dst = src - discard * kvDim;
-                if (keys16 != null) {
-                    System.arraycopy(values16, src, values16, dst, kvDim);
-                    for (int i = 0; i < kvDim; i++) {
-                        row[i] = Floats.f16ToFloat(keys16[src + i]);
-                    }
-                    turn(row, rope, cos, sin);
-                    for (int i = 0; i < kvDim; i++) {
-                        keys16[dst + i] = Floats.floatToF16(row[i]);
-                    }
-                } else {
-                    System.arraycopy(values, src, values, dst, kvDim);
-                    System.arraycopy(keys, src, row, 0, kvDim);
-                    turn(row, rope, cos, sin);
-                    System.arraycopy(row, 0, keys, dst, kvDim);
-                }
+                System.arraycopy(valueArray(), index(src), valueArray(), index(dst), n);
+                readKeys(src, row);
+                turn(row, rope, cos, sin);
+                writeKeys(row, dst);
             }
         }
 
@@ -366,16 +482,11 @@ public final class KvCache {
         }
 
         private void copy(int source, int target, int from, int to) {
-            int src = base(source) + from * kvDim;
-            int dst = base(target) + from * kvDim;
-            int n = (to - from) * kvDim;
-            if (keys16 != null) {
-                System.arraycopy(keys16, src, keys16, dst, n);
-                System.arraycopy(values16, src, values16, dst, n);
-            } else {
-                System.arraycopy(keys, src, keys, dst, n);
-                System.arraycopy(values, src, values, dst, n);
-            }
+            int src = index(base(source) + from * kvDim);
+            int dst = index(base(target) + from * kvDim);
+            int n = index((to - from) * kvDim);
+            System.arraycopy(keyArray(), src, keyArray(), dst, n);
+            System.arraycopy(valueArray(), src, valueArray(), dst, n);
         }
 
         /** Stores {@code batch} rows of keys and values for positions {@code startPos ..} of slot 0. */
@@ -391,15 +502,113 @@ public final class KvCache {
             int o = base(slot) + startPos * kvDim;
             int from = firstRow * kvDim;
             int n = rows * kvDim;
-            if (keys16 == null) {
-                System.arraycopy(k, from, keys, o, n);
-                System.arraycopy(v, from, values, o, n);
-                return;
-            }
-            for (int i = 0; i < n; i++) {
-                keys16[o + i] = Floats.floatToF16(k[from + i]);
-                values16[o + i] = Floats.floatToF16(v[from + i]);
+            switch (precision) {
+                case F32 -> {
+                    System.arraycopy(k, from, keys, o, n);
+                    System.arraycopy(v, from, values, o, n);
+                }
+                case F16 -> {
+                    for (int i = 0; i < n; i++) {
+                        keys16[o + i] = Floats.floatToF16(k[from + i]);
+                        values16[o + i] = Floats.floatToF16(v[from + i]);
+                    }
+                }
+                case Q8 -> {
+                    float[] row = ROW.get();
+                    if (row.length < kvDim) {
+                        row = new float[kvDim];
+                        ROW.set(row);
+                    }
+                    for (int r = 0; r < rows; r++) {
+                        System.arraycopy(k, from + r * kvDim, row, 0, kvDim);
+                        Hadamard.rotate(row, 0, kvDim, keyRotation());
+                        quantizeRow(row, keys8, index(o + r * kvDim));
+                        System.arraycopy(v, from + r * kvDim, row, 0, kvDim);
+                        Hadamard.rotate(row, 0, kvDim, valueRotation());
+                        quantizeRow(row, values8, index(o + r * kvDim));
+                    }
+                }
             }
         }
+
+        /** The first kvDim elements of {@code row} as blocks at {@code blocks[at]}. */
+        private void quantizeRow(float[] row, byte[] blocks, int at) {
+            for (int b = 0; b < kvDim; b += Q8_BLOCK) {
+                quantizeBlock(row, b, blocks, at + index(b));
+            }
+        }
+
+        /** The values of whole rows from element {@code e} (a row's first), as numbers, into {@code out}. */
+        public void readValues(int e, float[] out) {
+            read(valueArray(), valueRotation(), e, out);
+        }
+
+        /** The keys of whole rows from element {@code e} (a row's first), as numbers, into {@code out}. */
+        public void readKeys(int e, float[] out) {
+            read(keyArray(), keyRotation(), e, out);
+        }
+
+        private void read(Object array, int rotation, int e, float[] out) {
+            switch (precision) {
+                case F32 -> System.arraycopy(array, e, out, 0, out.length);
+                case F16 -> {
+                    for (int i = 0; i < out.length; i++) {
+                        out[i] = Floats.f16ToFloat(((short[]) array)[e + i]);
+                    }
+                }
+                case Q8 -> {
+                    for (int i = 0; i < out.length; i++) {
+                        out[i] = element((byte[]) array, e + i);
+                    }
+                    Hadamard.rotate(out, 0, out.length, rotation);
+                }
+            }
+        }
+
+        /** {@code row}, as stored, into the keys of elements {@code e .. e + row.length}. */
+        private void writeKeys(float[] row, int e) {
+            switch (precision) {
+                case F32 -> System.arraycopy(row, 0, keys, e, row.length);
+                case F16 -> {
+                    for (int i = 0; i < row.length; i++) {
+                        keys16[e + i] = Floats.floatToF16(row[i]);
+                    }
+                }
+                case Q8 -> {
+                    Hadamard.rotate(row, 0, row.length, keyRotation());
+                    quantizeRow(row, keys8, index(e));
+                }
+            }
+        }
+    }
+
+    /**
+     * Writes {@code x[from .. from + 32]} as a {@code q8_0} block at {@code blocks[at]}, as llama.cpp's x86 quantizer
+     * writes it: the step is the largest magnitude over 127, kept in half precision, and each code is
+     * x · 127 / largest rounded to the nearest, ties to even.
+     */
+    public static void quantizeBlock(float[] x, int from, byte[] blocks, int at) {
+        float amax = 0f;
+        for (int i = 0; i < Q8_BLOCK; i++) {
+            amax = Math.max(amax, Math.abs(x[from + i]));
+        }
+        float id = amax != 0f ? 127f / amax : 0f;
+        short h = Floats.floatToF16(amax / 127f);
+        blocks[at] = (byte) h;
+        blocks[at + 1] = (byte) (h >> 8);
+        for (int i = 0; i < Q8_BLOCK; i++) {
+            blocks[at + 2 + i] = (byte) Math.rint(x[from + i] * id);
+        }
+    }
+
+    /** Element {@code e} of eight-bit blocks, as a number. */
+    public static float element(byte[] blocks, int e) {
+        int at = e / Q8_BLOCK * Q8_BLOCK_BYTES;
+        return step(blocks, at) * blocks[at + 2 + e % Q8_BLOCK];
+    }
+
+    /** The step of the block at {@code blocks[at]}. */
+    public static float step(byte[] blocks, int at) {
+        return Floats.f16ToFloat((short) ((blocks[at] & 0xff) | (blocks[at + 1] << 8)));
     }
 }

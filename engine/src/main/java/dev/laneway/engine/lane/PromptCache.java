@@ -49,7 +49,7 @@ final class PromptCache {
                 bytes -= e.bytes;
             }
         }
-        long size = 2L * kv.layers() * n * kv.kvDim() * (kv.precision() == KvCache.Precision.F16 ? 2 : 4);
+        long size = 2L * kv.layers() * kv.precision().bytes((long) n * kv.kvDim());
         if (n == 0 || size > budget || !heapHolds(size)) {
             return;
         }
@@ -61,9 +61,9 @@ final class PromptCache {
         int elements = n * kv.kvDim();
         for (int l = 0; l < kv.layers(); l++) {
             KvCache.Layer layer = kv.layer(l);
-            int base = layer.base(slot);
-            keys[l] = copyOf(layer.f16() ? layer.keys16() : layer.keys(), base, elements);
-            values[l] = copyOf(layer.f16() ? layer.values16() : layer.values(), base, elements);
+            int base = layer.index(layer.base(slot));
+            keys[l] = copyOf(layer.keyArray(), base, layer.index(elements));
+            values[l] = copyOf(layer.valueArray(), base, layer.index(elements));
         }
         entries.addLast(new Entry(salt, tokens, keys, values, size));
         bytes += size;
@@ -91,9 +91,9 @@ final class PromptCache {
         int elements = longest * kv.kvDim();
         for (int l = 0; l < kv.layers(); l++) {
             KvCache.Layer layer = kv.layer(l);
-            int base = layer.base(slot);
-            System.arraycopy(best.keys[l], 0, layer.f16() ? layer.keys16() : layer.keys(), base, elements);
-            System.arraycopy(best.values[l], 0, layer.f16() ? layer.values16() : layer.values(), base, elements);
+            int base = layer.index(layer.base(slot));
+            System.arraycopy(best.keys[l], 0, layer.keyArray(), base, layer.index(elements));
+            System.arraycopy(best.values[l], 0, layer.valueArray(), base, layer.index(elements));
         }
         held.clear();
         held.keep(0, salt);
@@ -126,10 +126,9 @@ final class PromptCache {
     }
 
     private static Object copyOf(Object array, int from, int n) {
-        if (array instanceof short[] s) {
-            return java.util.Arrays.copyOfRange(s, from, from + n);
-        }
-        return java.util.Arrays.copyOfRange((float[]) array, from, from + n);
+        Object copy = java.lang.reflect.Array.newInstance(array.getClass().getComponentType(), n);
+        System.arraycopy(array, from, copy, 0, n);
+        return copy;
     }
 
     /** Whether the heap keeps an eighth of itself free after {@code size} more bytes: the cache never starves it. */

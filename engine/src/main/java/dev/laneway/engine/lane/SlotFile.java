@@ -52,15 +52,15 @@ final class SlotFile {
                     head.putInt(t);
                 }
                 head.putInt(0);
-                head.putInt(KV_MAGIC).putInt(KV_VERSION).putInt(kv.precision() == KvCache.Precision.F16 ? 0 : 1)
+                head.putInt(KV_MAGIC).putInt(KV_VERSION).putInt(code(kv.precision()))
                         .putInt(kv.layers()).putInt(kv.kvDim()).putInt(tokens.length);
                 write(out, head.flip());
                 int n = tokens.length * kv.kvDim();
                 for (int l = 0; l < kv.layers(); l++) {
                     KvCache.Layer layer = kv.layer(l);
-                    int base = layer.base(slot);
-                    writeElements(out, layer.f16() ? layer.keys16() : layer.keys(), base, n);
-                    writeElements(out, layer.f16() ? layer.values16() : layer.values(), base, n);
+                    int base = layer.index(layer.base(slot));
+                    writeElements(out, layer.keyArray(), base, layer.index(n));
+                    writeElements(out, layer.valueArray(), base, layer.index(n));
                 }
                 out.force(true);
                 bytes = out.size();
@@ -106,11 +106,11 @@ final class SlotFile {
             int layers = kvHead.getInt();
             int kvDim = kvHead.getInt();
             int positions = kvHead.getInt();
-            int ours = kv.precision() == KvCache.Precision.F16 ? 0 : 1;
+            int ours = code(kv.precision());
             if (precision != ours || layers != kv.layers() || kvDim != kv.kvDim()) {
                 throw refused(name, "was written for another model or KV cache (" + layers + " layers of " + kvDim
-                        + " " + (precision == 0 ? "half" : "single") + "-precision keys; this one has " + kv.layers()
-                        + " of " + kv.kvDim() + " " + (ours == 0 ? "half" : "single") + ")");
+                        + " keys in " + named(precision) + "; this one has " + kv.layers() + " of " + kv.kvDim()
+                        + " in " + named(ours) + ")");
             }
             if (positions != tokens.length) {
                 throw refused(name, "has keys for " + positions + " positions and " + tokens.length + " tokens");
@@ -124,8 +124,7 @@ final class SlotFile {
                     throw refused(name, "holds token " + t + ", outside the vocabulary of " + vocab);
                 }
             }
-            int element = ours == 0 ? 2 : 4;
-            long expected = 12 + 4 * words + 24 + 2L * layers * positions * kvDim * element;
+            long expected = 12 + 4 * words + 24 + 2L * layers * kv.precision().bytes((long) positions * kvDim);
             if (size != expected) {
                 throw refused(name, "is " + size + " bytes; its header says " + expected);
             }
@@ -133,9 +132,9 @@ final class SlotFile {
             int n = positions * kvDim;
             for (int l = 0; l < layers; l++) {
                 KvCache.Layer layer = kv.layer(l);
-                int base = layer.base(slot);
-                readElements(in, layer.f16() ? layer.keys16() : layer.keys(), base, n, name);
-                readElements(in, layer.f16() ? layer.values16() : layer.values(), base, n, name);
+                int base = layer.index(layer.base(slot));
+                readElements(in, layer.keyArray(), base, layer.index(n), name);
+                readElements(in, layer.valueArray(), base, layer.index(n), name);
             }
             cached.append(tokens, 0, tokens.length);
             return new SlotTransfer(tokens.length, size, (System.nanoTime() - start) / 1e6);
@@ -194,34 +193,60 @@ final class SlotFile {
         }
     }
 
-    /** Writes {@code n} elements of a half-precision ({@code short[]}) or single-precision array, in chunks. */
+    /** Writes {@code n} entries of a cache array (floats, half-precision bits, or eight-bit blocks), in chunks. */
     private static void writeElements(FileChannel out, Object array, int from, int n) throws IOException {
-        int size = array instanceof short[] ? 2 : 4;
+        int size = entryBytes(array);
         for (int done = 0; done < n; ) {
             int m = Math.min(CHUNK, n - done);
             ByteBuffer b = ByteBuffer.allocate(size * m).order(ByteOrder.LITTLE_ENDIAN);
             if (array instanceof short[] shorts) {
                 b.asShortBuffer().put(shorts, from + done, m);
+            } else if (array instanceof float[] floats) {
+                b.asFloatBuffer().put(floats, from + done, m);
             } else {
-                b.asFloatBuffer().put((float[]) array, from + done, m);
+                b.put((byte[]) array, from + done, m).flip();
             }
             write(out, b);
             done += m;
         }
     }
 
-    /** Reads {@code n} elements into a half-precision ({@code short[]}) or single-precision array, in chunks. */
+    /** Reads {@code n} entries into a cache array, in chunks. */
     private static void readElements(FileChannel in, Object array, int from, int n, String name) throws IOException {
-        int size = array instanceof short[] ? 2 : 4;
+        int size = entryBytes(array);
         for (int done = 0; done < n; ) {
             int m = Math.min(CHUNK, n - done);
             ByteBuffer b = read(in, size * m, name);
             if (array instanceof short[] shorts) {
                 b.asShortBuffer().get(shorts, from + done, m);
+            } else if (array instanceof float[] floats) {
+                b.asFloatBuffer().get(floats, from + done, m);
             } else {
-                b.asFloatBuffer().get((float[]) array, from + done, m);
+                b.get((byte[]) array, from + done, m);
             }
             done += m;
         }
+    }
+
+    private static int entryBytes(Object array) {
+        return array instanceof short[] ? 2 : array instanceof float[] ? 4 : 1;
+    }
+
+    /** A precision's number in the file: 0 half, 1 single, 2 eight-bit blocks. */
+    private static int code(KvCache.Precision precision) {
+        return switch (precision) {
+            case F16 -> 0;
+            case F32 -> 1;
+            case Q8 -> 2;
+        };
+    }
+
+    private static String named(int code) {
+        return switch (code) {
+            case 0 -> "half precision";
+            case 1 -> "single precision";
+            case 2 -> "eight-bit blocks";
+            default -> "an unknown precision (" + code + ")";
+        };
     }
 }

@@ -18,7 +18,8 @@ import java.util.Set;
  * The {@code --opt} keys of the engine's routes and their checks: {@code threads} (kernel threads),
  * {@code ctx} (context length), {@code batch} (prompt tokens per forward call) and {@code kernels}
  * ({@code java}, {@code native}, {@code native-avx2}, ...), {@code kv} (the KV cache's precision, {@code f16} as
- * llama.cpp keeps it, or {@code f32}), {@code chat-template-file} (a Jinja chat template to use instead of the
+ * llama.cpp keeps it, {@code f32}, or {@code q8}: llama.cpp's {@code q8_0} blocks, as its {@code -ctk q8_0 -ctv
+ * q8_0}, for models whose heads are whole 32-element blocks), {@code chat-template-file} (a Jinja chat template to use instead of the
  * model's, as llama-server's {@code --chat-template-file}) and {@code chat-template} (the template's source itself, or
  * a name of {@link ChatTemplate#NAMED}, as llama-server's {@code --chat-template}) and {@code cache-ram} (MiB of host
  * memory that keep what streams' KV caches held before new prompts overwrote them, as llama-server's
@@ -157,7 +158,8 @@ public record EngineOptions(OptionalInt threads, OptionalInt context, int batch,
         return switch (v) {
             case "f16" -> KvCache.Precision.F16;
             case "f32" -> KvCache.Precision.F32;
-            default -> throw new IllegalArgumentException("--opt kv=" + v + ": expected f16 or f32");
+            case "q8" -> KvCache.Precision.Q8;
+            default -> throw new IllegalArgumentException("--opt kv=" + v + ": expected f16, f32 or q8");
         };
     }
 

@@ -38,6 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FusedForwardTest {
     /** Grouped queries (4 heads over 2), a head size (24) whose heads do not add up to the width (80), as Qwen3's. */
     private static final Dims DIMS = new Dims(80, 2, 4, 2, 24, 200, 300, 1e-5f, 10000, 64);
+    /** An eight-bit cache keeps heads of whole 32-element blocks. */
+    private static final Dims Q8_DIMS = new Dims(80, 2, 4, 2, 32, 200, 300, 1e-5f, 10000, 64);
     private static final Map<Isa, NativeKernels> KERNELS = new EnumMap<>(Isa.class);
 
     @AfterAll
@@ -79,16 +81,18 @@ class FusedForwardTest {
     void givesThePerOpForwardsLogitsBitForBit(Isa isa, StandardPlans.Variant variant, Layout layout,
                                               KvCache.Precision kv) {
         NativeKernels kernels = kernels(isa);
-        RandomWeights weights = RandomWeights.of(variant, layout, new Random(variant.hashCode() + layout.ordinal()));
-        PlanForward perOp = PlanForward.compile(StandardPlans.plan(variant), DIMS, weights, kernels);
-        FusedForward fused = FusedForward.compile(variant, DIMS, weights, kernels);
+        Dims dims = kv == KvCache.Precision.Q8 ? Q8_DIMS : DIMS;
+        RandomWeights weights = RandomWeights.of(dims, variant, layout,
+                new Random(variant.hashCode() + layout.ordinal()));
+        PlanForward perOp = PlanForward.compile(StandardPlans.plan(variant), dims, weights, kernels);
+        FusedForward fused = FusedForward.compile(variant, dims, weights, kernels);
         ForwardState a = perOp.newState(8, kv);
         ForwardState b = fused.newState(8, kv);
-        int[] tokens = new Random(7).ints(22, 0, DIMS.vocab()).toArray();
+        int[] tokens = new Random(7).ints(22, 0, dims.vocab()).toArray();
         int pos = 0;
         for (int n : new int[] {8, 3, 1, 1, 8, 1}) {  // prompt batches, then single tokens
-            float[] expected = Arrays.copyOf(perOp.forward(a, tokens, pos, n, pos), DIMS.vocab());
-            float[] actual = Arrays.copyOf(fused.forward(b, tokens, pos, n, pos), DIMS.vocab());
+            float[] expected = Arrays.copyOf(perOp.forward(a, tokens, pos, n, pos), dims.vocab());
+            float[] actual = Arrays.copyOf(fused.forward(b, tokens, pos, n, pos), dims.vocab());
             for (float f : expected) {
                 assertTrue(Float.isFinite(f), "the per-op logits are finite");
             }
@@ -165,19 +169,23 @@ class FusedForwardTest {
         final Map<String, float[]> vectors = new HashMap<>();
 
         static RandomWeights of(StandardPlans.Variant v, Layout layout, Random random) {
+            return of(DIMS, v, layout, random);
+        }
+
+        static RandomWeights of(Dims dims, StandardPlans.Variant v, Layout layout, Random random) {
             RandomWeights w = new RandomWeights();
-            int hidden = DIMS.hidden();
-            w.add(StandardPlans.EMBEDDING, layout, DIMS.vocab(), hidden, random);
+            int hidden = dims.hidden();
+            w.add(StandardPlans.EMBEDDING, layout, dims.vocab(), hidden, random);
             if (!v.tiedEmbeddings()) {
-                w.add(StandardPlans.HEAD, layout, DIMS.vocab(), hidden, random);
+                w.add(StandardPlans.HEAD, layout, dims.vocab(), hidden, random);
             }
             w.norm(StandardPlans.FINAL_NORM, hidden, random);
-            for (int l = 0; l < DIMS.layers(); l++) {
+            for (int l = 0; l < dims.layers(); l++) {
                 String at = Integer.toString(l);
                 w.norm(StandardPlans.ATTN_NORM.replace("{L}", at), hidden, random);
                 w.norm(StandardPlans.FFN_NORM.replace("{L}", at), hidden, random);
                 for (String p : List.of("q", "k", "v")) {
-                    int rows = p.equals("q") ? DIMS.qDim() : DIMS.kvDim();
+                    int rows = p.equals("q") ? dims.qDim() : dims.kvDim();
                     w.add(StandardPlans.projection(p).replace("{L}", at), layout, rows, hidden, random);
                     if (v.qkvBias()) {
                         w.vectors.put(StandardPlans.projectionBias(p).replace("{L}", at),
@@ -185,13 +193,13 @@ class FusedForwardTest {
                     }
                 }
                 if (v.qkNorm()) {
-                    w.norm(StandardPlans.Q_NORM.replace("{L}", at), DIMS.headDim(), random);
-                    w.norm(StandardPlans.K_NORM.replace("{L}", at), DIMS.headDim(), random);
+                    w.norm(StandardPlans.Q_NORM.replace("{L}", at), dims.headDim(), random);
+                    w.norm(StandardPlans.K_NORM.replace("{L}", at), dims.headDim(), random);
                 }
-                w.add(StandardPlans.O_PROJ.replace("{L}", at), layout, hidden, DIMS.qDim(), random);
-                w.add(StandardPlans.GATE_PROJ.replace("{L}", at), layout, DIMS.ffn(), hidden, random);
-                w.add(StandardPlans.UP_PROJ.replace("{L}", at), layout, DIMS.ffn(), hidden, random);
-                w.add(StandardPlans.DOWN_PROJ.replace("{L}", at), layout, hidden, DIMS.ffn(), random);
+                w.add(StandardPlans.O_PROJ.replace("{L}", at), layout, hidden, dims.qDim(), random);
+                w.add(StandardPlans.GATE_PROJ.replace("{L}", at), layout, dims.ffn(), hidden, random);
+                w.add(StandardPlans.UP_PROJ.replace("{L}", at), layout, dims.ffn(), hidden, random);
+                w.add(StandardPlans.DOWN_PROJ.replace("{L}", at), layout, hidden, dims.ffn(), random);
             }
             return w;
         }

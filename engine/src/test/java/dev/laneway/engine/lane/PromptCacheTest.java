@@ -1,5 +1,6 @@
 package dev.laneway.engine.lane;
 
+import dev.laneway.engine.generate.CachedTokens;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.testing.Stories260k;
 import dev.laneway.spi.GeneratedToken;
@@ -107,5 +108,46 @@ class PromptCacheTest {
 
     private static List<Integer> ids(Run run) {
         return run.tokens().stream().map(GeneratedToken::id).toList();
+    }
+
+    /**
+     * Every precision of cache is kept and restored as stored: a slot's positions, eight-bit blocks included, come
+     * back into another slot byte for byte, and the kept entry counts the bytes they take.
+     */
+    @Test
+    void aSlotOfEveryPrecisionComesBackAsItWasKept() {
+        for (KvCache.Precision precision : KvCache.Precision.values()) {
+            KvCache kv = KvCache.onDemand(2, 64, 64, precision, 2);
+            kv.reserve(20);
+            java.util.Random random = new java.util.Random(9);
+            for (int l = 0; l < 2; l++) {
+                float[] k = new float[20 * 64];
+                float[] v = new float[20 * 64];
+                for (int i = 0; i < k.length; i++) {
+                    k[i] = (float) random.nextGaussian();
+                    v[i] = (float) random.nextGaussian();
+                }
+                kv.layer(l).store(k, v, 0, 20, 0, 0);
+            }
+            CachedTokens held = new CachedTokens();
+            held.append(IntStream.range(1, 21).toArray(), 0, 20);
+            PromptCache cache = new PromptCache(1 << 20);
+            cache.keep(kv, held, 0, "");
+            assertEquals(2 * 2 * precision.bytes(20 * 64), cache.stats().bytes(), precision.name());
+            CachedTokens other = new CachedTokens();
+            int[] prompt = IntStream.range(1, 30).toArray();
+            assertEquals(20, cache.restore(kv, other, 1, "", prompt, 0), precision.name());
+            for (int l = 0; l < 2; l++) {
+                KvCache.Layer layer = kv.layer(l);
+                int n = layer.index(20 * 64);
+                for (Object array : new Object[] {layer.keyArray(), layer.valueArray()}) {
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(java.lang.reflect.Array.get(array, layer.index(layer.base(0)) + i),
+                                java.lang.reflect.Array.get(array, layer.index(layer.base(1)) + i),
+                                precision + " layer " + l + " entry " + i);
+                    }
+                }
+            }
+        }
     }
 }

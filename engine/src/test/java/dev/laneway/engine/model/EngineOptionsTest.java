@@ -40,6 +40,22 @@ class EngineOptionsTest {
                 "--opt chat-template", "not both");
     }
 
+    @Test
+    void theKvCacheIsHalfSingleOrEightBitAndNothingElse() {
+        assertEquals(dev.laneway.engine.kernels.KvCache.Precision.F16, EngineOptions.of(NONE).kv());
+        assertEquals(dev.laneway.engine.kernels.KvCache.Precision.Q8, EngineOptions.of(NONE.withOpt("kv", "q8")).kv());
+        assertRefused(NONE.withOpt("kv", "q4_0"), "--opt kv=q4_0", "expected f16, f32 or q8");
+    }
+
+    /** stories260K's heads hold 8 elements: not a whole block of an eight-bit cache, which says so when it opens. */
+    @Test
+    void anEightBitCacheOfHeadsThatAreNotWholeBlocksIsRefusedByName() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> dev.laneway.engine.testing.Packed.open(dev.laneway.engine.testing.Packed.stories260k("q8"),
+                        "native", NONE.withOpt("kv", "q8")).close());
+        assertTrue(e.getMessage().contains("--opt kv=q8: this model's heads hold 8 elements"), e.getMessage());
+    }
+
     private static void assertRefused(RouteOptions options, String option, String why) {
         var refusal = EngineOptions.refusal(options).orElseThrow(() -> new AssertionError("accepted: " + options));
         assertTrue(refusal.option().startsWith(option), refusal.toString());

@@ -291,7 +291,16 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireLength("out", out, rows * shape.qDim());
         int rowOffset = firstRow * shape.qDim();
         int kvOffset = cache.base(slot);
-        if (cache.f16()) {
+        if (cache.precision() == KvCache.Precision.Q8) {
+            requireLength("keys", cache.elements(), end);
+            if (cache.headDim() != shape.headDim()) {  // the rotation of keys and values is the head's
+                throw new IllegalArgumentException("attention: heads of " + shape.headDim()
+                        + " over an eight-bit cache of heads of " + cache.headDim());
+            }
+            NativeLibrary.attentionQ8(pool, isa.ordinal(), out, q, rowOffset, cache.keys8(), cache.values8(),
+                    kvOffset, batch, startPos, shape.heads(), shape.kvHeads(), shape.headDim(), shape.scale(),
+                    shape.window(), shape.softcap());
+        } else if (cache.f16()) {
             requireLength("keys", cache.keys16().length, end);
             requireLength("values", cache.values16().length, end);
             NativeLibrary.attentionHalf(pool, isa.ordinal(), out, q, rowOffset, cache.keys16(), cache.values16(),
@@ -632,7 +641,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
             throw new IllegalArgumentException("layer: cache kv dim " + cache.kvDim() + " but layer kv dim " + kvDim);
         }
         Rope rope = layer.rope();
-        int cacheLength = cache.f16() ? cache.keys16().length : cache.keys().length;
+        long cacheLength = cache.elements();
         int rowsSeen = 0;
         for (int s = 0; s < segmentCount; s++) {
             int first = segments[4 * s];
@@ -656,7 +665,10 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         if (rowsSeen != batch) {
             throw new IllegalArgumentException("layer: the segments hold " + rowsSeen + " rows, the batch " + batch);
         }
-        if (cache.f16()) {
+        if (cache.precision() == KvCache.Precision.Q8) {
+            NativeLibrary.fusedLayerQ8(pool, isa.ordinal(), layer.handle, x, work, cache.keys8(), cache.values8(),
+                    rope.cos(), rope.sin(), batch, segments, segmentCount, lora, loraScales, loraCount);
+        } else if (cache.f16()) {
             NativeLibrary.fusedLayerHalf(pool, isa.ordinal(), layer.handle, x, work, cache.keys16(),
                     cache.values16(), rope.cos(), rope.sin(), batch, segments, segmentCount, lora, loraScales,
                     loraCount);
@@ -759,7 +771,7 @@ public final class NativeKernels implements Kernels, AutoCloseable {
         requireLength(what, a.length, needed);
     }
 
-    private static void requireLength(String what, int length, long needed) {
+    private static void requireLength(String what, long length, long needed) {
         if (length < needed) {
             throw new IllegalArgumentException(what + ": needs " + needed + " elements, has " + length);
         }

@@ -88,6 +88,12 @@ final class NativeLibrary {
             short[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale,
             int window, float softcap);
 
+    /** Attention over eight-bit keys and values ({@code q8_0} blocks; {@code kvOffset} counts elements). */
+    @CriticalRegion
+    static native void attentionQ8(long pool, int isa, float[] out, float[] q, int rowOffset, byte[] keys,
+            byte[] values, int kvOffset, int batch, int startPos, int heads, int kvHeads, int headDim, float scale,
+            int window, float softcap);
+
     @CriticalRegion
     static native void siluMul(long pool, int isa, float[] gate, float[] up, int n);
 
@@ -135,6 +141,12 @@ final class NativeLibrary {
     @CriticalRegion
     static native void fusedLayerHalf(long pool, int isa, long layer, float[] x, float[] work, short[] keys,
             short[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount, long[] lora,
+            float[] loraScales, int loraCount);
+
+    /** One fused layer over an eight-bit cache. */
+    @CriticalRegion
+    static native void fusedLayerQ8(long pool, int isa, long layer, float[] x, float[] work, byte[] keys,
+            byte[] values, float[] cos, float[] sin, int batch, int[] segments, int segmentCount, long[] lora,
             float[] loraScales, int loraCount);
 
     static native long streamRead(long pool, int isa, ByteBuffer data, long bytes);

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.laneway.engine.kernels.AttentionShape;
 import dev.laneway.engine.kernels.Floats;
 import dev.laneway.engine.kernels.HalfAttention;
+import dev.laneway.engine.kernels.Q8Attention;
 import dev.laneway.engine.kernels.JavaKernels;
 import dev.laneway.engine.kernels.KvCache;
 import dev.laneway.engine.kernels.Matrix;
@@ -295,6 +296,39 @@ class NativeKernelsTest {
 
 
     /**
+     * Over an eight-bit cache the reference is {@link Q8Attention}: both read the same blocks as step · code and differ
+     * only in how sums are ordered and in e^x, float-level differences (the float cache's bound). Head sizes are whole
+     * blocks, as the cache needs; the cases cover grouped queries, heads past 128, prompt batches, a sliding window
+     * and a soft cap.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("isas")
+    void eightBitAttentionAgreesWithQ8Attention(Isa isa) {
+        Random random = new Random(13);
+        // heads, kv heads, head dim, start position, batch, window, soft cap
+        for (int[] s : new int[][] {{4, 2, 32, 0, 1}, {4, 2, 32, 7, 5}, {6, 6, 64, 130, 1}, {8, 1, 32, 0, 19},
+                {2, 1, 160, 5, 2}, {32, 8, 64, 1000, 1}, {12, 4, 128, 511, 2}, {2, 2, 256, 60, 2},
+                {32, 8, 64, 1000, 1, 512}, {4, 2, 32, 7, 5, 0, 2}}) {
+            AttentionShape shape = new AttentionShape(s[0], s[1], s[2], (float) (1 / Math.sqrt(s[2])),
+                    s.length > 5 ? s[5] : 0, s.length > 6 ? s[6] : 0);
+            int startPos = s[3];
+            int batch = s[4];
+            int positions = startPos + batch;
+            KvCache.Layer layer = new KvCache(1, positions + 3, shape.kvDim(), shape.headDim(), KvCache.Precision.Q8)
+                    .layer(0);
+            float[] keys = scaled(RandomMatrices.gaussian(positions * shape.kvDim(), random), 3f);
+            float[] values = RandomMatrices.gaussian(positions * shape.kvDim(), random);
+            layer.store(keys, values, positions, 0);
+            float[] q = RandomMatrices.gaussian(batch * shape.qDim(), random);
+            float[] expected = new float[batch * shape.qDim()];
+            float[] actual = new float[batch * shape.qDim()];
+            Q8Attention.attend(expected, q, 0, batch, layer, 0, startPos, shape);
+            KERNELS.get(isa).attention(actual, q, layer, batch, startPos, shape);
+            assertClose(expected, actual, 0, 2e-5, "eight-bit attention " + Arrays.toString(s));
+        }
+    }
+
+    /**
      * A row's attention does not depend on the rows computed with it: a prompt's rows attended together give the
      * same bits as each attended alone, as a decode step or the rest of a prompt after a prefix-cache hit attends it.
      * Batching and the prefix cache rely on it (llama.cpp's CPU attention changes its arithmetic from 64 rows on).
@@ -311,7 +345,10 @@ class NativeKernelsTest {
             int batch = s[4];
             int positions = startPos + batch;
             for (KvCache.Precision precision : KvCache.Precision.values()) {
-                KvCache.Layer layer = new KvCache(1, positions, shape.kvDim(), precision).layer(0);
+                if (precision == KvCache.Precision.Q8 && shape.headDim() % KvCache.Q8_BLOCK != 0) {
+                    continue;  // an eight-bit cache keeps heads of whole blocks
+                }
+                KvCache.Layer layer = new KvCache(1, positions, shape.kvDim(), shape.headDim(), precision).layer(0);
                 layer.store(scaled(RandomMatrices.gaussian(positions * shape.kvDim(), random), 3f),
                         RandomMatrices.gaussian(positions * shape.kvDim(), random), positions, 0);
                 float[] q = RandomMatrices.gaussian(batch * shape.qDim(), random);
