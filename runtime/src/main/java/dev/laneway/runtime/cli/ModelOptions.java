@@ -48,6 +48,16 @@ public final class ModelOptions {
     @Option(names = "--laya", paramLabel = "PATH", description = "Laya router checkpoint directory.")
     Path laya;
 
+    @Option(names = {"-ctk", "--cache-type-k"}, paramLabel = "TYPE", description = "The KV cache's keys as llama.cpp"
+            + " names their type: f16 (default), f32 or q8_0; values the same (-ctv). The same as --opt kv=f16|f32|q8.")
+    String cacheTypeK;
+
+    @Option(names = {"-ctv", "--cache-type-v"}, paramLabel = "TYPE", description = "The KV cache's values: as -ctk.")
+    String cacheTypeV;
+
+    /** llama.cpp's cache types as the engine's {@code kv} option names them. */
+    private static final Map<String, String> CACHE_TYPES = Map.of("f16", "f16", "f32", "f32", "q8_0", "q8");
+
     /** Where the model is, checked. */
     public ModelLocator.Located located() {
         try {
@@ -66,8 +76,36 @@ public final class ModelOptions {
             throw new UsageException("--device must name a device");
         }
         List<String> names = aliases();
-        return new RouteOptions(names.stream().findFirst(), streams, parseOpts(opts), Optional.ofNullable(laya),
-                device);
+        Map<String, String> parsed = parseOpts(opts);
+        cacheType().ifPresent(kv -> {
+            if (parsed.containsKey("kv") && !parsed.get("kv").equals(kv)) {
+                throw new UsageException("--opt kv=" + parsed.get("kv") + " and -ctk/-ctv say two things: give one");
+            }
+            parsed.put("kv", kv);
+        });
+        return new RouteOptions(names.stream().findFirst(), streams, parsed, Optional.ofNullable(laya), device);
+    }
+
+    /**
+     * The {@code kv} option that {@code -ctk} and {@code -ctv} ask for, if either is given: keys and values are kept
+     * at one precision here, so they must name the same type (the one not given is llama.cpp's default, f16).
+     */
+    Optional<String> cacheType() {
+        if (cacheTypeK == null && cacheTypeV == null) {
+            return Optional.empty();
+        }
+        String k = cacheTypeK == null ? "f16" : cacheTypeK;
+        String v = cacheTypeV == null ? "f16" : cacheTypeV;
+        for (String[] t : new String[][] {{"-ctk", k}, {"-ctv", v}}) {
+            if (!CACHE_TYPES.containsKey(t[1])) {
+                throw new UsageException(t[0] + " " + t[1] + ": Laneway keeps the KV cache as f16, f32 or q8_0");
+            }
+        }
+        if (!k.equals(v)) {
+            throw new UsageException("-ctk " + k + " with -ctv " + v + ": Laneway keeps keys and values at one"
+                    + " precision; give both the same type");
+        }
+        return Optional.of(CACHE_TYPES.get(k));
     }
 
     /** The names {@code --alias} gives, the id first; none when it is not given. */

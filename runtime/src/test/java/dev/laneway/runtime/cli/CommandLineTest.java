@@ -175,6 +175,29 @@ class CommandLineTest {
     }
 
     /**
+     * llama.cpp's -ctk and -ctv become the engine's kv option when they name one type it keeps; a type it does not
+     * keep, two different types, or a contradicting --opt kv are refused by name.
+     */
+    @Test
+    void llamaCppsCacheTypesBecomeTheKvOption() {
+        ServeCommand serve = new ServeCommand();
+        new picocli.CommandLine(serve).parseArgs("-m", "/m/a.gguf", "-ctk", "q8_0", "-ctv", "q8_0");
+        assertEquals(java.util.Optional.of("q8"), serve.model.routeOptions().opt("kv"));
+        serve = new ServeCommand();
+        new picocli.CommandLine(serve).parseArgs("-m", "/m/a.gguf", "--cache-type-k", "f32", "--cache-type-v", "f32",
+                "--opt", "kv=f32");
+        assertEquals(java.util.Optional.of("f32"), serve.model.routeOptions().opt("kv"));
+        for (String[] args : java.util.List.of(new String[]{"-ctk", "q4_0", "-ctv", "q4_0"},
+                new String[]{"-ctk", "q8_0"}, new String[]{"-ctv", "bf16"},
+                new String[]{"-ctk", "q8_0", "-ctv", "q8_0", "--opt", "kv=f16"})) {
+            Outcome o = run(java.util.stream.Stream.concat(java.util.stream.Stream.of("serve", "-m", "/m/a.gguf"),
+                    java.util.Arrays.stream(args)).toArray(String[]::new));
+            assertEquals(ExitCodes.USAGE, o.code(), String.join(" ", args));
+            assertTrue(o.err().contains(args[0]) || o.err().contains("-ctk"), o.err());
+        }
+    }
+
+    /**
      * Where Vertex AI runs the server ({@code AIP_MODE=PREDICTION}), its port wins over --port and its routes are
      * taken, with the leading slash it may leave out; elsewhere its variables change nothing.
      */
