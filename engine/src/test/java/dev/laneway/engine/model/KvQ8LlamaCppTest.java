@@ -118,16 +118,20 @@ class KvQ8LlamaCppTest {
                 alone.add(LlamaCppReference.generate(m, p, 20).stream().map(GeneratedToken::id).toList());
             }
         }
+        java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(
+                prompts.size());
         try (LanewayModel m = Packed.open(exact, kernels, q8.withStreams(4))) {
-            List<java.util.concurrent.CompletableFuture<List<Integer>>> together = new java.util.ArrayList<>();
+            List<java.util.concurrent.Future<List<Integer>>> together = new java.util.ArrayList<>();
             for (int[] p : prompts) {
-                together.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> LlamaCppReference.generate(m, p,
-                        20).stream().map(GeneratedToken::id).toList()));
+                together.add(clients.submit(() -> LlamaCppReference.generate(m, p, 20).stream()
+                        .map(GeneratedToken::id).toList()));
             }
             for (int i = 0; i < prompts.size(); i++) {
                 assertEquals(alone.get(i), together.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS),
                         "request " + i);
             }
+        } finally {
+            clients.shutdownNow();
         }
     }
 
