@@ -37,7 +37,7 @@ llama-server (for latencies, lower is better: the ratio is still Laneway / llama
 usage: bench/load.py [--clients 1,4,8] [--slots 4] [--rounds 3] [--requests 2] [--ctx 4096] [--threads 2]
                      [--scenarios clients,multi-turn,shared,two-models,adapters] [--second MODEL2.gguf]
                      [--switches 4] [--adapters 4]
-                     [--laneway-opt K=V]... MODEL.gguf
+                     [--kv f16|q8_0] [--laneway-opt K=V]... MODEL.gguf
 llama-server comes from $LLAMA_CPP_BIN, else the peer build script beside the checkout.
 Output format (stable, one row per scenario and measure):
   | scenario | measure | laneway | llama-server | ratio |
@@ -291,6 +291,8 @@ def main():
     ap.add_argument("--turns", type=int, default=8)
     ap.add_argument("--scenarios", default="clients,multi-turn,shared")
     ap.add_argument("--laneway-opt", action="append", default=[])
+    ap.add_argument("--kv", choices=["f16", "q8_0"], default="f16",
+                    help="both servers' KV cache type (-ctk/-ctv; llama-server's q8_0 with -fa on)")
     ap.add_argument("--second", help="a second GGUF file, for the two-models scenario")
     ap.add_argument("--switches", type=int, default=4)
     ap.add_argument("--adapters", type=int, default=4)
@@ -310,6 +312,9 @@ def main():
     ls_cmd = [os.path.join(llama_bin(), "llama-server"), "-m", args.model, "-t", str(args.threads),
               "-np", str(args.slots), "-c", str(args.slots * args.ctx), "--host", "127.0.0.1", "--port",
               str(ls_port)]
+    if args.kv != "f16":
+        lw_cmd += ["-ctk", args.kv, "-ctv", args.kv]
+        ls_cmd += ["-ctk", args.kv, "-ctv", args.kv, "-fa", "on"]
     servers = [Server("laneway", lw_cmd, lw_port, log), Server("llama-server", ls_cmd, ls_port, log)]
     one_model = [s for s in scenarios if s not in ("two-models", "adapters")]
     names, two = two_model_servers(args, log) if "two-models" in scenarios else ([], [])
