@@ -602,7 +602,7 @@ public final class KvCache {
     }
 
     /** Element {@code e} of eight-bit blocks, as a number. */
-    public static float element(byte[] blocks, int e) {
+    private static float element(byte[] blocks, int e) {
         int at = e / Q8_BLOCK * Q8_BLOCK_BYTES;
         return step(blocks, at) * blocks[at + 2 + e % Q8_BLOCK];
     }
